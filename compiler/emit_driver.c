@@ -7,12 +7,15 @@
 
 #include "emitter.h"
 
-static void io_desc(Emitter *e, const IoDecl *io)
+/* One nnc_io_desc initializer: a batched array's first dim is written 0
+ * (the driver ignores it); a scalar's shape is {0}, as C11 has no empty
+ * initializer. */
+static void io_desc(Emitter *e, const char *indent, const IoDecl *io, const char *end)
 {
-    P(e, "    {\"%s\", %s, %d, {", io->name, io->dt == DT_I32 ? "NNC_I32" : "NNC_F32", io->shape.nd);
+    P(e, "%s{\"%s\", %s, %d, {", indent, io->name, io->dt == DT_I32 ? "NNC_I32" : "NNC_F32", io->shape.nd);
     for (int k = 0; k < io->shape.nd; k++)
         P(e, "%s%lld", k ? ", " : "", k == 0 && io->shape.bd == 0 ? 0LL : (long long)io->shape.d[k]);
-    P(e, "}, %d, %d, %d},\n", io->shape.bd == 0, io->limit, io->ignore_ok);
+    P(e, "%s}, %d, %d, %d}%s\n", io->shape.nd ? "" : "0", io->shape.bd == 0, io->limit, io->ignore_ok, end);
 }
 
 static double flops(Emitter *e)
@@ -74,12 +77,12 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     P(e, "\n");
     P(e, "static const nnc_io_desc inputs_[%d] = {\n", e->m->ninputs);
     for (int i = 0; i < e->m->ninputs; i++)
-        io_desc(e, &e->m->inputs[i]);
+        io_desc(e, "    ", &e->m->inputs[i], ",");
     P(e, "};\n\n");
     if (e->m->nlabels) {
         P(e, "static const nnc_io_desc labels_[%d] = {\n", e->m->nlabels);
         for (int i = 0; i < e->m->nlabels; i++)
-            io_desc(e, &e->m->labels[i]);
+            io_desc(e, "    ", &e->m->labels[i], ",");
         P(e, "};\n\n");
     }
     P(e, "int main(int argc, char **argv)\n{\n");
@@ -88,14 +91,9 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     P(e, "        .num_inputs = %d,\n        .num_labels = %d,\n        .num_metrics = %d,\n", e->m->ninputs,
       e->m->nlabels, e->m->nmetrics);
     P(e, "        .inputs = inputs_,\n        .labels = %s,\n", e->m->nlabels ? "labels_" : "NULL");
-    const IrNode *o = &e->m->infer->nodes[e->m->infer->output];
-    P(e, "        .output = ");
-    {
-        P(e, "{\"output\", NNC_F32, %d, {", o->shape.nd);
-        for (int k = 0; k < o->shape.nd; k++)
-            P(e, "%s%lld", k ? ", " : "", k == 0 ? 0LL : (long long)o->shape.d[k]);
-        P(e, "}, 1, 0, 0},\n");
-    }
+    /* the output of a fixed-shape model has no batch dim (model.c) */
+    oio.name = "output";
+    io_desc(e, "        .output = ", &oio, ",");
     P(e, "        .metric_names = %s,\n", e->m->nmetrics ? emit_fmt("%s_metric_names", p) : "NULL");
     P(e, "        .num_params = %s_NUM_PARAMS,\n        .num_state = %s_NUM_STATE,\n", emit_upper(p), emit_upper(p));
     P(e, "        .flops_per_example = %.17g,\n", flops(e));

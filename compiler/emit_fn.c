@@ -89,9 +89,12 @@ static void end_body(Emitter *e)
     e->body_text = NULL;
 }
 
-/* Inputs a pass does not read are still parameters: mark them used. */
+/* Inputs a pass does not read are still parameters: mark them used; so
+ * is n in a fixed-shape model, whose passes have no batch to size. */
 static void void_params(Emitter *e, int labels)
 {
+    if (e->m->fixed_shape)
+        P(e, "    (void)n;\n");
     for (int i = 0; i < e->m->ninputs; i++)
         P(e, "    (void)%s;\n", e->m->inputs[i].cname);
     for (int i = 0; labels && i < e->m->nlabels; i++)

@@ -273,6 +273,10 @@ void emit_header(Emitter *e, const char *fname)
       "   use the threads too. */\n");
     P(e, "int %s_init(%s *m, int max_batch, uint64_t seed);\n", p, p);
     P(e, "void %s_release(%s *m);\n", p, p);
+    if (e->m->fixed_shape) /* one sample per call (model.c) */
+        P(e,
+          "/* This model has no batch dim: every pass runs on one sample, whole\n"
+          "   arrays of the declared shapes; pass n = 1 and max_batch = 1. */\n");
     P(e, "/* Inference (training false), 1 <= n <= max_batch. */\n%s;\n", emit_sig_forward(e));
     if (e->m->has_loss) {
         P(e,

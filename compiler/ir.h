@@ -248,6 +248,7 @@ typedef struct Model {
     int nmetrics;
     int has_loss;
     int uses_rng;
+    int fixed_shape;             /* no input or label has a batch dim: each call is one sample */
     Graph *train, *infer, *eval; /* train/eval NULL without loss */
     double flops;                /* forward FLOPs per example */
     const char *dist_refuse;     /* "file:line:col: op ...": why the model cannot

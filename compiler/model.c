@@ -286,6 +286,8 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
             args.vals[args.n++] = vtensor(t);
         }
     }
+    if (first)
+        m->fixed_shape = !bname;
     if (bname) {
         /* the batch dim is visible by name in the model (reshape(x, [N, -1])) */
         Value b = vint(1);
@@ -300,10 +302,20 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
         Value out = elab_self_call(&args);
         if (out.k == VK_TENSOR) {
             E.g->output = out.t;
-            if (node(out.t)->dt != DT_F32 || node(out.t)->shape.bd != 0)
+            /* A model with a batch returns one row per example.  A
+             * fixed-shape model (no input or label has a batch dim) runs
+             * on one sample and returns any f32 tensor, a scalar too.  A
+             * batched model's output without the batch (a sum over the
+             * examples) stays an error: its value would depend on how
+             * the driver chunks the examples and splits them over
+             * processes. */
+            if (node(out.t)->dt != DT_F32 && !bname)
+                diag_error(decl->name_loc, "the output of model '%s' must be an f32 tensor, got i32 %s", decl->name,
+                           sstr(shape_of(out.t)));
+            else if (bname && (node(out.t)->dt != DT_F32 || node(out.t)->shape.bd != 0))
                 diag_error(decl->name_loc,
-                           "the output of model '%s' must be an f32 tensor whose first dim is the batch, got %s",
-                           decl->name, sstr(shape_of(out.t)));
+                           "the output of model '%s' must be an f32 tensor whose first dim is the batch, got %s%s",
+                           decl->name, node(out.t)->dt == DT_I32 ? "i32 " : "", sstr(shape_of(out.t)));
         } else if (out.k != VK_NONE) {
             diag_error(decl->name_loc, "the call of model '%s' must return a tensor, got %s", decl->name,
                        elab_vk_name(out.k));

@@ -1705,7 +1705,11 @@ Fold *fold_run(const OnnxModel *m, FoldStatus *status)
             goto bad;
         }
         for (int d = 0; d < iv->rank; d++) {
-            if (iv->dims[d].value >= 0)
+            if (iv->dims[d].value == 0) { /* valid ONNX, but no tensor of the language is empty */
+                fail(&c, FOLD_UNSUPPORTED, "unsupported input '%s' with an empty axis %d (size 0)", iv->name, d);
+                goto bad;
+            }
+            if (iv->dims[d].value > 0)
                 v->dims[d] = (FDim){iv->dims[d].value, 0};
             else if (d == 0)
                 v->dims[d] = (FDim){1, 1};

@@ -943,7 +943,8 @@ static Node *std_recurrent(L *l, Module *m)
     /* initial states: none, or zeros */
     for (int k = 5; k < 7 && k < n->ninputs; k++) {
         FoldVal *v = in_val(l, n, k);
-        if (!v)
+        double c0;
+        if (!v || (uniform(v, &c0) == 0 && c0 == 0)) /* a fixed batch: zeros folded to a constant */
             continue;
         Step *z = step_of(l, v);
         double c;
@@ -957,6 +958,12 @@ static Node *std_recurrent(L *l, Module *m)
     if (m->nins != 1 || m->ins[0]->rank != 3 || !m->out || m->out->rank != 3 || m->out->dims[2].c != H)
         return NULL;
     int batch_first = m->ins[0]->dims[0].b || !m->ins[0]->dims[1].b;
+    if (!m->ins[0]->dims[0].b && !m->ins[0]->dims[1].b) {
+        /* a fixed batch does not say which axis it is: PyTorch's
+         * batch-first export transposes [N, T, I] to the node's [T, N, I] */
+        Step *t = step_of(l, in_val(l, n, 0));
+        batch_first = t && t->kind == S_NODE && !strcmp(node_at(l, t->node)->op_type, "Transpose");
+    }
     if (!dims_equal(m->out, m->ins[0], 2))
         return NULL;
     Node *c = call(!strcmp(n->op_type, "LSTM") ? "LSTM" : "GRU", NULL);

@@ -181,9 +181,15 @@ static void usage(FILE *out, const char *prog, const nnc_model_desc *d, unsigned
         first = 0;
     }
     if (!only || (only & (SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD))) {
+        int batched = d->output.batched;
+        for (int i = 0; i < d->num_inputs; i++)
+            batched |= d->inputs[i].batched;
+        for (int i = 0; i < d->num_labels; i++)
+            batched |= d->labels[i].batched;
         fprintf(out,
-                "Arrays are .npy files, batch first; several inputs or labels are given as "
-                "a,b in declaration order.\n");
+                "Arrays are .npy files, %s; several inputs or labels are given as "
+                "a,b in declaration order.\n",
+                batched ? "batch first" : "of exactly these shapes (no batch dim: the files are one sample)");
         char shape[256];
         fprintf(out, "Inputs:");
         for (int i = 0; i < d->num_inputs; i++) {

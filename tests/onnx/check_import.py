@@ -19,7 +19,16 @@ For each model of export_models.py, as a user would go:
 Then the ResNet exported in eval mode (BatchNorm folded into the
 convolutions by PyTorch's exporter) imports and predicts the same.
 
-    check_import.py --nnc NNC --runtime-lib LIB --runtime-include DIR [--include DIR] [--keep] [MODEL...]
+With --fixed-batch, every model is exported as torch.onnx.export does by
+default, without dynamic_axes, for a batch of 2: the import keeps the 2
+(`input x: f32[2, 3, 16, 16]`), which makes a fixed-shape model, and the
+same checks run with the whole file as one sample (train's steps are
+PyTorch's over the batch of 2).  An LSTM tagger over [T, N] (not batch
+first) is added: with no batch symbol, the import tells the layouts apart
+by the exporter's transposes.
+
+    check_import.py --nnc NNC --runtime-lib LIB --runtime-include DIR [--include DIR] [--keep]
+                    [--fixed-batch] [MODEL...]
 """
 import os
 import re
@@ -41,7 +50,8 @@ from portlib import check, failures  # noqa: E402
 import torch  # noqa: E402
 import export_models as em  # noqa: E402
 
-BATCH = 4
+BATCH = 4  # 2 with --fixed-batch
+FIXED = False
 SEED = int(os.environ.get("NNC_IMPORT_SEED", "12"))
 STEPS = int(os.environ.get("NNC_IMPORT_STEPS", "3"))
 # name: (constructor, input maker, opset, lr sgd, lr adam)
@@ -50,6 +60,10 @@ MODELS = {
     "mobile": (em.MobileNet, lambda g: torch.randn(BATCH, 3, 16, 16, generator=g), 15),
     "gpt": (em.GPT, lambda g: torch.randint(0, 32, (BATCH, 8), generator=g), 14),
     "tagger": (em.Tagger, lambda g: torch.randint(0, 30, (BATCH, 7), generator=g), 17),
+}
+# --fixed-batch only: a dynamic batch on axis 1 is not an nnc input
+FIXED_ONLY = {
+    "tagger_seq": (em.TaggerSeqFirst, lambda g: torch.randint(0, 30, (7, BATCH), generator=g), 16),
 }
 
 
@@ -70,7 +84,8 @@ def export(m, x, path, opset, train):
         warnings.simplefilter("ignore")
         torch.onnx.export(m, x, path, opset_version=opset, input_names=["x"], output_names=["y"],
                           training=torch.onnx.TrainingMode.TRAINING if train else torch.onnx.TrainingMode.EVAL,
-                          do_constant_folding=not train, dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+                          do_constant_folding=not train,
+                          dynamic_axes=None if FIXED else {"x": {0: "N"}, "y": {0: "N"}})
 
 
 def labels_for(out, g):
@@ -103,7 +118,7 @@ def torch_steps(m, x, y, opt, lr):
 
 
 def one(name, args, tmp):
-    ctor, make_x, opset = MODELS[name]
+    ctor, make_x, opset = {**MODELS, **FIXED_ONLY}[name]
     runner = parity.Runner(False, dict(os.environ, OPENBLAS_NUM_THREADS="1"))
     run = runner.run
     g = torch.Generator().manual_seed(SEED)
@@ -131,6 +146,10 @@ def one(name, args, tmp):
         check(decls == ["Layer1", "Layer2"], "resnet: layers %s, expected Layer1 (with filters) and Layer2" % decls)
         check(re.search(r"layer2: \[Layer2, Layer1\(filters: 32\)\]", re.sub(r" *//.*", "", src)),
               "resnet: layer2's second block is not Layer1(filters: 32)")
+    shape = ", ".join(str(d) for d in x.shape)
+    want_in = "input x: %s[%s]" % ("f32" if x.is_floating_point() else "i32",
+                                   shape if FIXED else "N" + shape[shape.index(","):])
+    check(want_in in src, "%s: the import does not declare `%s`:\n%s" % (name, want_in, src))
     imported = parity.st_read(os.path.join(tmp, name + ".safetensors"))
     m.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in imported.items()}, strict=True)
     sd0 = {k: v.detach().clone() for k, v in m.state_dict().items()}
@@ -209,8 +228,19 @@ def main():
     ap.add_argument("--runtime-include", required=True)
     ap.add_argument("--include", action="append", default=[])
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("models", nargs="*", default=list(MODELS))
+    ap.add_argument("--fixed-batch", action="store_true",
+                    help="export without dynamic_axes, a batch of 2: fixed-shape models")
+    ap.add_argument("models", nargs="*")
     args = ap.parse_args()
+    global BATCH, FIXED, SEED
+    if args.fixed_batch:
+        BATCH, FIXED = 2, True
+        # The ResNet's three SGD steps (lr 0.1) over 2 examples are
+        # ill-conditioned for some draws: with seed 12 PyTorch's own float32
+        # and float64 runs differ by 3.6e-3 after the third step (1.7e-7
+        # after the second), with seed 5 by 1.8e-3; with seed 3 by 2.4e-7.
+        SEED = int(os.environ.get("NNC_IMPORT_SEED", "3"))
+    args.models = args.models or list(MODELS) + (list(FIXED_ONLY) if FIXED else [])
     args.nnc, args.runtime_lib, args.runtime_include = (
         os.path.abspath(p) for p in (args.nnc, args.runtime_lib, args.runtime_include))
     torch.set_num_threads(1)

@@ -1,7 +1,8 @@
 """export_models.py -- the PyTorch models that tests/onnx/check_import.py
 exports to ONNX and imports: a ResNet-style CNN with BatchNorm, a
 depthwise-separable CNN (ReLU6), a causal transformer with erf GELU and a
-learned position embedding, and an LSTM tagger.  docs/import.md shows
+learned position embedding, an LSTM tagger, and (for the fixed-batch
+exports only) an LSTM tagger over [T, N].  docs/import.md shows
 two of them beside the source `nnc import` writes.
 """
 import math, torch, torch.nn as nn, torch.nn.functional as F
@@ -97,3 +98,9 @@ class Tagger(nn.Module):
         y, _ = s.lstm(s.emb(ids))
         return s.out(y)
 
+
+class TaggerSeqFirst(Tagger):
+    """Tagger over [T, N] ids, as nn.LSTM's default layout."""
+    def __init__(s):
+        super().__init__()
+        s.lstm = nn.LSTM(16, 24)

@@ -23,9 +23,11 @@ passes while listed; --update rewrites the file from the run instead
 Two rewrites make the tests importable, both what a user of a fixed-shape
 model would do (README.md, "What the runner changes"):
   - a model of an opset below 13 is upgraded with onnx.version_converter;
-  - the first axis of each input whose rank is at least the output's and
-    whose first dim is the output's becomes the batch (dim_param 'N'),
-    since a model's output in the language is batched.
+  - the inputs that are data stay inputs and the others (weights, axes,
+    shapes, indices) become initializers: first with the output's first
+    axis as the batch (dim_param 'N') of the inputs that carry it; when
+    that import fails, or no input carries it, or the output is 0-d, as
+    a fixed-shape model (every float input an input of its own shape).
 
 Exits 77 (ctest: skipped) when numpy, onnx or the data is missing.
 """
@@ -145,8 +147,6 @@ def check_output(sets):
     ref = sets[0][1][0]
     if ref.dtype not in FLOAT_TYPES:
         raise Fail("non-float-output", "output_0 is %s; a model's output is f32" % ref.dtype)
-    if ref.ndim == 0:
-        raise Fail("scalar-output", "output_0 is 0-d; a model's output is batched")
 
 
 def upgrade(model, opset):
@@ -159,9 +159,15 @@ def upgrade(model, opset):
                    % (opset, str(e).splitlines()[0][:200] if str(e) else type(e).__name__))
 
 
+BATCH, INIT, FIXED = "batch", "init", "fixed"  # what a plan makes of an input
+
+
 def batch_plans(model, sets):
-    """The ways to mark the batch (module docstring), most specific first:
-    a list of per-input flags (True: batched, False: an initializer)."""
+    """The ways to import the test (module docstring), in the order tried:
+    lists of what each input becomes: BATCH (an input whose first axis is
+    the batch), INIT (an initializer holding data set 0's values) or FIXED
+    (an input of its own shape, in a fixed-shape model).  The batched
+    plans come first, the fixed plan last."""
     g = model.graph
     inits = {t.name for t in g.initializer}
     real = [i for i in g.input if i.name not in inits]
@@ -173,18 +179,24 @@ def batch_plans(model, sets):
     floats = any(a.dtype in FLOAT_TYPES for a in ins)
     lead = None
     for a in ins:
-        if lead is None and a.ndim >= 1 and a.shape[0] == ref.shape[0] and (a.dtype in FLOAT_TYPES or not floats):
+        if (lead is None and ref.ndim >= 1 and a.ndim >= 1 and a.shape[0] == ref.shape[0]
+                and (a.dtype in FLOAT_TYPES or not floats)):
             lead = a
+    # the fixed plan: every float input stays one, of its shape (bfloat16
+    # arrives as its bits, uint16)
+    fixed = [FIXED if a.dtype in FLOAT_TYPES or vi.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+             else INIT for a, vi in zip(ins, real)]
     if lead is None:
-        raise Fail("output-not-batched", "no input has the output's first axis %d" % ref.shape[0])
-    same = [a is lead or a.shape == lead.shape for a in ins]
-    axis0 = [a is lead or (a.ndim == lead.ndim and a.shape[0] == lead.shape[0]) for a in ins]
-    return [same] if same == axis0 else [same, axis0]
+        return [fixed]
+    same = [BATCH if a is lead or a.shape == lead.shape else INIT for a in ins]
+    axis0 = [BATCH if a is lead or (a.ndim == lead.ndim and a.shape[0] == lead.shape[0]) else INIT for a in ins]
+    return ([same] if same == axis0 else [same, axis0]) + [fixed]
 
 
 def apply_plan(model, sets, plan):
-    """A copy of model with the batched inputs' first axis 'N' and the
-    other inputs initializers holding data set 0's values."""
+    """A copy of model with the batched inputs' first axis 'N', the fixed
+    ones as they are, and the other inputs initializers holding data set
+    0's values."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
     g = m.graph
@@ -192,8 +204,17 @@ def apply_plan(model, sets, plan):
     real = [i for i in g.input if i.name not in inits]
     keep = []
     for k, (vi, b) in enumerate(zip(real, plan)):
-        if b:
+        if b == BATCH:
             vi.type.tensor_type.shape.dim[0].dim_param = "N"
+        if b == FIXED:  # the data's shape, where the declared one differs
+            shapes = {tuple(ins[k].shape) for ins, _ in sets}
+            if len(shapes) != 1:
+                raise Fail("harness", "input '%s' has shapes %s in the data sets" % (vi.name, sorted(shapes)))
+            shape = vi.type.tensor_type.shape
+            del shape.dim[:]
+            for d in sets[0][0][k].shape:
+                shape.dim.add().dim_value = d
+        if b != INIT:
             keep.append(vi)
             continue
         a = sets[0][0][k]
@@ -207,7 +228,7 @@ def apply_plan(model, sets, plan):
     g.input.extend(keep)
     for vo in g.output:
         dims = vo.type.tensor_type.shape.dim
-        if len(dims) >= 1:
+        if len(dims) >= 1 and BATCH in plan:
             dims[0].dim_param = "N"
     # the exporter's own shapes of intermediate values would contradict N
     del g.value_info[:]
@@ -267,7 +288,10 @@ def run_test(group, name, args):
             if e is None:
                 plan = p
                 break
-            err = err or e
+            # the first plan's reason, unless it is only that the batch
+            # does not reach the output: then the fixed plan's says more
+            if err is None or err.reason == "output-not-batched":
+                err = e
         if plan is None:
             raise err
         elem_types = [vi.type.tensor_type.elem_type for vi in model.graph.input
@@ -285,7 +309,7 @@ def run_test(group, name, args):
         for k, (ins, outs) in enumerate(sets):
             paths = []
             for j, a in enumerate(ins):
-                if not plan[j]:
+                if plan[j] == INIT:
                     continue
                 p = os.path.join(tmp, "in%d_%d.npy" % (k, j))
                 np.save(p, to_npy(a, elem_types[j]))
@@ -363,8 +387,6 @@ HEADER = """\
 #   unsupported-op:OP   the op (at the model's opset) is not in compiler/onnx_ops.def
 #   multiple-outputs    the graph has several outputs; a model has one
 #   non-float-output    the output is an integer or bool tensor; a model's is f32
-#   scalar-output       the output is 0-d; a model's output is batched
-#   output-not-batched  no input carries the output's first axis
 #   opset-convert       onnx.version_converter cannot upgrade the model to opset 13
 #   import-unsupported  nnc import: an attribute or input the mapping does not cover (exit 1)
 #   import-malformed    nnc import: shapes it refuses, e.g. the batch axis used as a number (exit 2)
