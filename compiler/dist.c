@@ -90,7 +90,12 @@ static int per_example(const Graph *g, const IrNode *n)
     case IR_SLICE:
     case IR_PAD:
     case IR_PAD_REFLECT:
-    case IR_PAD_REFLECT_BWD: return n->axis != n->shape.bd;
+    case IR_PAD_REFLECT_BWD:
+    case IR_CUMSUM: return n->axis != n->shape.bd;
+    case IR_GATHER_ELEMENTS:
+    case IR_GATHER_ELEMENTS_BWD:
+        return n->axis != g->nodes[n->in[1]].shape.bd &&
+            n->axis != (n->op == IR_GATHER_ELEMENTS ? g->nodes[n->in[0]].shape : n->shape).bd;
     default: return 1;
     }
 }

@@ -1008,8 +1008,8 @@ Value elab_eval(Node *e, Scope *env)
         const Prim *p = prim_find(e->name);
         if (!p) {
             /* reported even when the receiver failed: an independent mistake */
-            const char *cands[64];
-            int nc = prim_names(cands, 0, 64);
+            const char *cands[128];
+            int nc = prim_names(cands, 0, 128);
             const char *c = diag_closest(e->name, cands, nc);
             if (c)
                 diag_error(e->name_loc, "'%s' is not a primitive; did you mean '%s'?", e->name, c);

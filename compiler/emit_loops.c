@@ -135,6 +135,46 @@ static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
         const char *in = n->fval == -INFINITY ? hi : n->fval2 == INFINITY ? lo : emit_fmt("%s && %s", lo, hi);
         return emit_fmt("%s ? %s : %s", in, one, zero);
     }
+    case IR_SIN:
+    case IR_COS:
+    case IR_TAN:
+    case IR_ASIN:
+    case IR_ACOS:
+    case IR_ATAN:
+    case IR_SINH:
+    case IR_COSH:
+    case IR_ASINH:
+    case IR_ACOSH:
+    case IR_ATANH:
+    case IR_FLOOR:
+    case IR_CEIL:
+        return emit_fmt("%s(%s)", emit_libm(e, ir_op_name(n->op)), a); /* libm's, by the op's name */
+    /* rint in the default rounding mode: half to even, as torch.round */
+    case IR_ROUND: return emit_fmt("%s(%s)", emit_libm(e, "rint"), a);
+    case IR_SOFTPLUS:
+    case IR_DSOFTPLUS:
+        return emit_fmt("nnc_%s_%s(%s, %s, %s)", ir_op_name(n->op), e->real, a, emit_lit(e, n->fval),
+                        emit_lit(e, n->fval2));
+    case IR_SOFTSIGN: return emit_fmt("%s / (%s + %s(%s))", a, one, emit_libm(e, "fabs"), a);
+    case IR_ELU:
+    case IR_DELU: {
+        /* PyTorch's elu kernel: the left branch from 0 down, 0 included */
+        const char *in = n->fval2 == 1 ? a : emit_fmt("%s * %s", a, emit_lit(e, n->fval2));
+        const double k = n->op == IR_ELU ? n->fval : n->fval * n->fval2;
+        const char *f = emit_fmt("%s(%s)", emit_libm(e, n->op == IR_ELU ? "expm1" : "exp"), in);
+        if (k != 1)
+            f = emit_fmt("%s * %s", f, emit_lit(e, k));
+        return emit_fmt("%s <= %s ? %s : %s", a, zero, f, n->op == IR_ELU ? a : one);
+    }
+    case IR_SELU:
+        return emit_fmt("%s <= %s ? %s(%s) * %s : %s * %s", a, zero, emit_libm(e, "expm1"), a,
+                        emit_lit(e, NNC_SELU_ALPHA * NNC_SELU_SCALE), a, emit_lit(e, NNC_SELU_SCALE));
+    case IR_DSELU:
+        return emit_fmt("%s <= %s ? %s * %s(%s) : %s", a, zero, emit_lit(e, NNC_SELU_ALPHA * NNC_SELU_SCALE),
+                        emit_libm(e, "exp"), a, emit_lit(e, NNC_SELU_SCALE));
+    case IR_MISH:
+    case IR_DMISH: return emit_fmt("nnc_%s_%s(%s)", ir_op_name(n->op), e->real, a);
+    case IR_TO_F32: return emit_fmt("(%s)%s", e->real, a);
     case IR_EXPAND: return a;
     default: abort();
     }
@@ -217,6 +257,11 @@ static int repeats_operand(const IrNode *n)
     case IR_LEAKY_RELU:
     case IR_CLIP:
     case IR_DCLIP:
+    case IR_SOFTSIGN:
+    case IR_ELU:
+    case IR_DELU:
+    case IR_SELU:
+    case IR_DSELU:
     case IR_MAXIMUM:
     case IR_MINIMUM:
     case IR_MAXGRAD: return 1;

@@ -287,6 +287,19 @@ void emit_rowop(Emitter *e, int t)
         P(e, "    }\n");
         break;
     }
+    case IR_CUMSUM: {
+        /* summed in double, as PyTorch's CPU kernel (acc_type of float) */
+        const char *x = emit_ref(e, n->in[0]), *at = "%s[base + k * st]";
+        row_loops(e, s, n->axis);
+        P(e, "        double acc = 0;\n");
+        P(e, "        for (int64_t k%s) {\n", n->ival & 2 ? " = len - 1; k >= 0; k--" : " = 0; k < len; k++");
+        if (n->ival & 1)
+            P(e, "            %s = (%s)acc;\n            acc += %s;\n", emit_fmt(at, y), e->real, emit_fmt(at, x));
+        else
+            P(e, "            acc += %s;\n            %s = (%s)acc;\n", emit_fmt(at, x), emit_fmt(at, y), e->real);
+        P(e, "        }\n    }\n");
+        break;
+    }
     case IR_ARGMAX: {
         const char *x = emit_ref(e, n->in[0]);
         row_loops(e, s, n->axis);
@@ -421,8 +434,8 @@ static int ln_partner(Emitter *e, int t, IrOp op)
     return -1;
 }
 
-/* Embeddings, layer norm, the causal mask, tril and triu (sequence
- * models). */
+/* Embeddings, gather_elements, layer norm, the causal mask, tril and
+ * triu (sequence models). */
 void emit_seq_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -453,6 +466,31 @@ void emit_seq_op(Emitter *e, int t)
             P(e, "            memcpy(%s + r * D, %s + id * D, sizeof(%s) * (size_t)D);\n", y, src, e->real);
         }
         P(e, "        }\n    }\n");
+        return;
+    }
+    case IR_GATHER_ELEMENTS:
+    case IR_GATHER_ELEMENTS_BWD: {
+        /* over the index's positions: x's element at the same position
+         * with the axis coordinate the index; backward adds dy there (one
+         * thread: positions may repeat) */
+        int bwd = n->op == IR_GATHER_ELEMENTS_BWD;
+        Shape si = emit_nd(e, n->in[1])->shape, sx = bwd ? n->shape : emit_nd(e, n->in[0])->shape;
+        const char *idx = emit_ref(e, n->in[1]), *src = emit_ref(e, n->in[0]);
+        const char *at = "";
+        for (int k = 0; k < sx.nd; k++) {
+            const char *st = emit_stride(sx, k), *i = k == n->axis ? "id" : emit_fmt("i%d", k);
+            at = emit_fmt("%s%s%s", at, k ? " + " : "", strcmp(st, "1") ? emit_fmt("%s * %s", i, st) : i);
+        }
+        P(e, "    {\n        const int64_t L = %s;\n        int64_t o = 0;\n", emit_dim(sx, n->axis));
+        if (bwd)
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", y, e->real, emit_numel(sx));
+        loops(e, si, si.nd, "        ");
+        P(e, "        {\n            const int64_t id = %s[o];\n", idx);
+        if (bwd)
+            P(e, "            if (id >= 0 && id < L)\n                %s[%s] += %s[o];\n", y, at, src);
+        else /* an out-of-range index reads nothing: NaN (spec section 7) */
+            P(e, "            %s[o] = id >= 0 && id < L ? %s[%s] : (%s)NAN;\n", y, src, at, e->real);
+        P(e, "            o++;\n        }\n    }\n");
         return;
     }
     case IR_LAYER_NORM:

@@ -255,6 +255,43 @@ static void d_leaky_relu(const Rule *r) { d_by(r, IR_DLEAKY_RELU); }
 static void d_hard_sigmoid(const Rule *r) { d_by(r, IR_DHARD_SIGMOID); }
 static void d_hard_swish(const Rule *r) { d_by(r, IR_DHARD_SWISH); }
 static void d_clip(const Rule *r) { d_by(r, IR_DCLIP); }
+static void d_softplus(const Rule *r) { d_by(r, IR_DSOFTPLUS); }
+static void d_elu(const Rule *r) { d_by(r, IR_DELU); }
+static void d_selu(const Rule *r) { d_by(r, IR_DSELU); }
+static void d_mish(const Rule *r) { d_by(r, IR_DMISH); }
+
+/* The trigonometric and hyperbolic functions, with PyTorch's formulas
+ * (derivatives.yaml): sin' = cos, cos' = -sin, tan' = 1 + y²; asin' =
+ * rsqrt(1 - x²), acos' its negative, atan' = 1 / (1 + x²); sinh' = cosh,
+ * cosh' = sinh; asinh' = rsqrt(x² + 1), acosh' = rsqrt(x² - 1), atanh' =
+ * 1 / (1 - x²). */
+static void d_sin(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_COS, r->x))); }
+static void d_cos(const Rule *r) { acc(r->x, b1(IR_NEG, b2(IR_MUL, r->dy, b1(IR_SIN, r->x)))); }
+static void d_tan(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_ADD, cst(1, 0), b2(IR_MUL, r->y, r->y)))); }
+static void d_sinh(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_COSH, r->x))); }
+static void d_cosh(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_SINH, r->x))); }
+
+/* dy rsqrt(a x² + c) */
+static int by_rsqrt(const Rule *r, double a, double c)
+{
+    int x2 = b2(IR_MUL, r->x, r->x);
+    return b2(IR_MUL, r->dy, b1(IR_RSQRT, b2(IR_ADD, a == 1 ? x2 : b1(IR_NEG, x2), cst(c, 0))));
+}
+
+static void d_asin(const Rule *r) { acc(r->x, by_rsqrt(r, -1, 1)); }
+static void d_acos(const Rule *r) { acc(r->x, b1(IR_NEG, by_rsqrt(r, -1, 1))); }
+static void d_asinh(const Rule *r) { acc(r->x, by_rsqrt(r, 1, 1)); }
+static void d_acosh(const Rule *r) { acc(r->x, by_rsqrt(r, 1, -1)); }
+static void d_atan(const Rule *r) { acc(r->x, b2(IR_DIV, r->dy, b2(IR_ADD, b2(IR_MUL, r->x, r->x), cst(1, 0)))); }
+static void d_atanh(const Rule *r) { acc(r->x, b2(IR_DIV, r->dy, b2(IR_SUB, cst(1, 0), b2(IR_MUL, r->x, r->x)))); }
+
+/* softsign' = 1 / (1 + |x|)², what autograd makes of PyTorch's x / (1 +
+ * |x|) (abs' is 0 at 0, so 1 there too) */
+static void d_softsign(const Rule *r)
+{
+    int d = b2(IR_ADD, cst(1, 0), b1(IR_ABS, r->x));
+    acc(r->x, b2(IR_DIV, r->dy, b2(IR_MUL, d, d)));
+}
 static void d_square(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, r->x, cst(2, 0)))); }
 
 static void d_powc(const Rule *r)
@@ -594,6 +631,26 @@ static void d_causal_mask(const Rule *r)
 {
     int t = bw(IR_CAUSAL_MASK, shp(r->x), 1, &r->dy);
     G->nodes[t].ival = 1; /* zeros above the diagonal */
+    acc(r->x, t);
+}
+
+/* cumsum's adjoint is the cumsum of dy the other way round, exclusive
+ * when the forward one is */
+static void d_cumsum(const Rule *r)
+{
+    int t = bw(IR_CUMSUM, shp(r->x), 1, &r->dy);
+    G->nodes[t].axis = r->n->axis;
+    G->nodes[t].ival = r->n->ival ^ 2;
+    acc(r->x, t);
+}
+
+/* gather_elements: dy added back at the positions it was read from (a
+ * scatter-add); none to the index */
+static void d_gather_elements(const Rule *r)
+{
+    int in[2] = {r->dy, r->b};
+    int t = bw(IR_GATHER_ELEMENTS_BWD, shp(r->x), 2, in);
+    G->nodes[t].axis = r->n->axis;
     acc(r->x, t);
 }
 

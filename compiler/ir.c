@@ -261,6 +261,19 @@ static void dump_attrs(const IrNode *n, FILE *out)
         break;
     case IR_TRIL:
     case IR_TRIU: fprintf(out, " k=%d", n->ival); break;
+    case IR_SOFTPLUS:
+    case IR_DSOFTPLUS: fprintf(out, " beta=%.9g threshold=%.9g", n->fval, n->fval2); break;
+    case IR_ELU:
+    case IR_DELU:
+        fprintf(out, " alpha=%.9g", n->fval);
+        if (n->fval2 != 1)
+            fprintf(out, " input_scale=%.9g", n->fval2);
+        break;
+    case IR_CUMSUM:
+        fprintf(out, " axis=%d%s%s", n->axis, n->ival & 1 ? " exclusive" : "", n->ival & 2 ? " reverse" : "");
+        break;
+    case IR_GATHER_ELEMENTS:
+    case IR_GATHER_ELEMENTS_BWD: fprintf(out, " axis=%d", n->axis); break;
     case IR_PERMUTE:
         fprintf(out, " perm=(");
         for (int i = 0; i < n->shape.nd; i++)

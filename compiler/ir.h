@@ -45,6 +45,11 @@ typedef enum IrOp {
     IR_NUM_OPS
 } IrOp;
 
+/* selu's constants, PyTorch's (torch.nn.SELU); ONNX's Selu defaults are
+ * their float roundings */
+#define NNC_SELU_ALPHA 1.6732632423543772848170429916717
+#define NNC_SELU_SCALE 1.0507009873554804934193349852946
+
 typedef enum OpClass { OC_LEAF, OC_UNARY, OC_BINARY, OC_TERNARY, OC_OTHER } OpClass;
 
 /* How a node is computed, where there is a choice (kernel.c). */

@@ -415,7 +415,8 @@ static const char *const foldable[] = {
     "Ceil",       "Slice",
     "Transpose",  "Expand",
     "Trilu",      "ConstantOfShape",
-    "Reciprocal", NULL,
+    "Reciprocal", "CastLike",
+    NULL,
 };
 
 static int is_foldable(const char *op)
@@ -1123,7 +1124,8 @@ static int op_trilu(Ctx *c, FOp *o)
 static int op_cast(Ctx *c, FOp *o)
 {
     FoldVal *x = o->in[0], *y = o->out[0];
-    int to = (int)fold_attr_int(o->n, "to", 0);
+    /* CastLike: to the type of input 1 */
+    int to = !strcmp(o->n->op_type, "CastLike") ? o->in[1]->type : (int)fold_attr_int(o->n, "to", 0);
     if (!onnx_type_supported(to))
         return fail(c, FOLD_UNSUPPORTED, "Cast to type %s", onnx_type_name(to) ? onnx_type_name(to) : "unknown");
     same_shape(y, x);
@@ -1144,6 +1146,17 @@ static int op_cast(Ctx *c, FOp *o)
             y->i[k] = (FDim){to == ONNX_BOOL ? v != 0 : (int64_t)v, 0};
         }
     }
+    return 0;
+}
+
+/* GatherElements: the indices' shape, the data's type */
+static int op_gather_elements(Ctx *c, FOp *o)
+{
+    const FoldVal *x = o->in[0], *i = o->in[1];
+    if (x->rank != i->rank || x->rank < 1)
+        return fail(c, FOLD_MALFORMED, "GatherElements of data of rank %d by indices of rank %d", x->rank, i->rank);
+    same_shape(o->out[0], i);
+    o->out[0]->type = x->type;
     return 0;
 }
 
@@ -1587,6 +1600,8 @@ static const OpRule rules[] = {
     {"Expand", op_expand, 2},
     {"Trilu", op_trilu, 1},
     {"Cast", op_cast, 1},
+    {"CastLike", op_cast, 2},
+    {"GatherElements", op_gather_elements, 2},
     {"MatMul", op_matmul, 2},
     {"Gemm", op_gemm, 2},
     {"Conv", op_conv, 2},

@@ -1254,6 +1254,38 @@ static Node *slice_expr(Node *x, int axis, int64_t start, int64_t end)
     return c;
 }
 
+/* Whether value v is an i32 tensor in the language: an integer or bool
+ * graph input, through Identity and Casts between such types.  Every
+ * other non-float value the mapping writes is an f32 mask (Equal, Not,
+ * ...) or a constant. */
+static int int_valued(const L *l, const FoldVal *v)
+{
+    while (v && v->kind == FV_NODE && v->type != ONNX_FLOAT) {
+        const char *op = node_at(l, v->node)->op_type;
+        if (strcmp(op, "Identity") && strcmp(op, "Cast") && strcmp(op, "CastLike"))
+            return 0;
+        v = in_val(l, node_at(l, v->node), 0);
+    }
+    return v && v->kind == FV_INPUT && v->type != ONNX_FLOAT;
+}
+
+/* A float attribute as the shortest decimal that reads back as the same
+ * float (0.1, not the double 0.10000000149011612) */
+static Node *num_attr(float v)
+{
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)v);
+        if (strtof(buf, NULL) == v)
+            break;
+    }
+    return num_f(strtod(buf, NULL));
+}
+
+/* selu's constants as ONNX's Selu defaults give them: PyTorch's, rounded
+ * to float */
+static const float onnx_selu_alpha = 1.67326319217681884765625f, onnx_selu_gamma = 1.05070102214813232421875f;
+
 static Node *node_expr(Body *b, const Step *s)
 {
     L *l = b->l;
@@ -1261,7 +1293,10 @@ static Node *node_expr(Body *b, const Step *s)
     const char *op = n->op_type;
     FoldVal *x0 = s->in[0];
 #define X(k) A(b, s, k, n)
-    if (!strcmp(op, "Identity") || !strcmp(op, "Cast")) {
+    /* an integer or bool input to float; a mask is f32 already */
+    if ((!strcmp(op, "Cast") || !strcmp(op, "CastLike")) && s->out->type == ONNX_FLOAT && x0->type != ONNX_FLOAT)
+        return int_valued(l, x0) ? call("float", X(0)) : X(0);
+    if (!strcmp(op, "Identity") || !strcmp(op, "Cast") || !strcmp(op, "CastLike")) {
         if (s->out->type != x0->type && (s->out->type == ONNX_FLOAT) != (x0->type == ONNX_FLOAT)) {
             fail(l, FOLD_UNSUPPORTED, n, "Cast between integer and float tensors");
             return NULL;
@@ -1295,6 +1330,61 @@ static Node *node_expr(Body *b, const Step *s)
     for (size_t k = 0; k < sizeof unary / sizeof *unary; k++)
         if (!strcmp(op, unary[k][0]))
             return call(unary[k][1], X(0));
+    /* the language's own math, by PyTorch's names (ONNX's Softplus is
+     * PyTorch's with its linear threshold 20: the same to the float) */
+    static const char *const math[][2] = {
+        {"Sin", "sin"},     {"Cos", "cos"},     {"Tan", "tan"},           {"Asin", "asin"},
+        {"Acos", "acos"},   {"Atan", "atan"},   {"Sinh", "sinh"},         {"Cosh", "cosh"},
+        {"Asinh", "asinh"}, {"Acosh", "acosh"}, {"Atanh", "atanh"},       {"Floor", "floor"},
+        {"Ceil", "ceil"},   {"Round", "round"}, {"Softplus", "softplus"}, {"Softsign", "softsign"},
+    };
+    for (size_t k = 0; k < sizeof math / sizeof *math; k++)
+        if (!strcmp(op, math[k][0]))
+            return call(math[k][1], X(0));
+    if (!strcmp(op, "Elu") || !strcmp(op, "Celu")) {
+        const float a = fold_attr_float(n, "alpha", 1.0f);
+        if (a == 0 && op[0] == 'C') {
+            fail(l, FOLD_UNSUPPORTED, n, "Celu with alpha 0");
+            return NULL;
+        }
+        Node *c = call(op[0] == 'E' ? "elu" : "celu", X(0));
+        return a == 1 ? c : arg(c, "alpha", num_attr(a));
+    }
+    if (!strcmp(op, "Selu")) {
+        /* other constants than the defaults: gamma elu(x, alpha) */
+        const float a = fold_attr_float(n, "alpha", onnx_selu_alpha), g = fold_attr_float(n, "gamma", onnx_selu_gamma);
+        if (a == onnx_selu_alpha && g == onnx_selu_gamma)
+            return call("selu", X(0));
+        return bin(OP_MUL, num_attr(g), arg(call("elu", X(0)), "alpha", num_attr(a)));
+    }
+    if (!strcmp(op, "CumSum")) {
+        double ax;
+        if (s->nin < 2 || scalar_const(s->in[1], &ax)) {
+            fail(l, FOLD_UNSUPPORTED, n, "CumSum with an axis that is not a constant");
+            return NULL;
+        }
+        if (s->out->type != ONNX_FLOAT) {
+            fail(l, FOLD_UNSUPPORTED, n, "integer CumSum at run time");
+            return NULL;
+        }
+        Node *c = arg(call("cumsum", X(0)), "axis", num_i((long long)ax));
+        if (fold_attr_int(n, "exclusive", 0))
+            arg(c, "exclusive", boolean(1));
+        if (fold_attr_int(n, "reverse", 0))
+            arg(c, "reverse", boolean(1));
+        return c;
+    }
+    if (!strcmp(op, "GatherElements")) {
+        /* torch.gather: a negative index (ONNX counts it from the end)
+         * gives NaN, as an out-of-range one */
+        if (s->out->type != ONNX_FLOAT) {
+            fail(l, FOLD_UNSUPPORTED, n, "GatherElements of an integer tensor at run time");
+            return NULL;
+        }
+        Node *x = X(0), *i = X(1);
+        return x && i ? arg(arg(call("gather_elements", x), NULL, i), "axis", num_i(fold_attr_int(n, "axis", 0)))
+                      : NULL;
+    }
     if (!strcmp(op, "Neg"))
         return neg(X(0));
     if (!strcmp(op, "Reciprocal"))
@@ -1370,6 +1460,8 @@ static Node *node_expr(Body *b, const Step *s)
         return bin(OP_SUB, num_f(1), X(0));
     if (!strcmp(op, "Where")) {
         Node *c = X(0), *a = X(1), *e = X(2);
+        if (c && int_valued(l, x0)) /* a bool input: its f32 mask */
+            c = call("float", c);
         return c && a && e ? arg(arg(call("where", c), NULL, a), NULL, e) : NULL;
     }
     if (!strcmp(op, "MatMul")) {

@@ -352,6 +352,23 @@ static Value prim_unary(const Prim *p, Args *a)
         case IR_RECIPROCAL: return vfloat(1 / c);
         case IR_SIGN: return vfloat((c > 0) - (c < 0));
         case IR_NEG: return vfloat(-c);
+        case IR_SIN: return vfloat(sin(c));
+        case IR_COS: return vfloat(cos(c));
+        case IR_TAN: return vfloat(tan(c));
+        case IR_ASIN: return vfloat(asin(c));
+        case IR_ACOS: return vfloat(acos(c));
+        case IR_ATAN: return vfloat(atan(c));
+        case IR_SINH: return vfloat(sinh(c));
+        case IR_COSH: return vfloat(cosh(c));
+        case IR_ASINH: return vfloat(asinh(c));
+        case IR_ACOSH: return vfloat(acosh(c));
+        case IR_ATANH: return vfloat(atanh(c));
+        case IR_FLOOR: return vfloat(floor(c));
+        case IR_CEIL: return vfloat(ceil(c));
+        case IR_ROUND: return vfloat(nearbyint(c)); /* half to even */
+        case IR_SOFTSIGN: return vfloat(c / (1 + fabs(c)));
+        case IR_SELU: return vfloat(c <= 0 ? expm1(c) * NNC_SELU_ALPHA * NNC_SELU_SCALE : c * NNC_SELU_SCALE);
+        case IR_MISH: return vfloat(c * tanh(log1p(exp(c))));
         case IR_NUM_OPS: return v[0];
         default: break;
         }
@@ -386,6 +403,75 @@ static Value prim_maximum(const Prim *p, Args *a)
 static int opt_number(Value v, Loc loc, const char *what, double *out)
 {
     return v.k == VK_ABSENT || prim_get_number(v, loc, what, out);
+}
+
+/* softplus(x, beta: 1, threshold: 20), elu(x, alpha: 1) and celu(x,
+ * alpha: 1), PyTorch's: elementwise with constants, which (their
+ * defaults given) are also values of type fn, and evaluated at compile
+ * time on a number.  celu is PyTorch's elu with the input scaled by 1 /
+ * alpha (fval2), elu's scale 1. */
+static Value prim_act(const Prim *p, Args *a)
+{
+    Value v[3];
+    Loc l[3];
+    double k1 = 1, k2 = p->op == IR_SOFTPLUS ? 20 : 1;
+    int ok = p->op == IR_SOFTPLUS ? prim_bind_args(a, SPEC("x", "beta?", "threshold?"), v, l)
+                                  : prim_bind_args(a, SPEC("x", "alpha?"), v, l);
+    if (!ok)
+        return none();
+    const char *n1 = p->op == IR_SOFTPLUS ? "beta" : "alpha";
+    if (!opt_number(v[1], l[1], n1, &k1) || (p->op == IR_SOFTPLUS && !opt_number(v[2], l[2], "threshold", &k2)))
+        return none();
+    if (!isfinite(k1) || isnan(k2) || (k1 == 0 && strcmp(p->name, "elu"))) {
+        diag_error(l[isnan(k2) ? 2 : 1], "%s of '%s' must be a finite number%s, got %g", isnan(k2) ? "threshold" : n1,
+                   p->name,
+                   isnan(k2)                    ? ""
+                       : strcmp(p->name, "elu") ? " other than 0"
+                                                : "",
+                   isnan(k2) ? k2 : k1);
+        return none();
+    }
+    if (!strcmp(p->name, "celu"))
+        k2 = 1 / k1;
+    double c;
+    if ((v[0].k == VK_INT && !v[0].batch) || v[0].k == VK_FLOAT) {
+        prim_get_number(v[0], l[0], "x", &c);
+        if (p->op == IR_SOFTPLUS)
+            return vfloat(c * k1 > k2 ? c : log1p(exp(c * k1)) / k1);
+        return vfloat(c <= 0 ? expm1(c * k2) * k1 : c);
+    }
+    if (!prim_need_tensor(v[0], l[0], elab_fmt("the argument of '%s'", p->name)))
+        return none();
+    int t = mk1(p->op, v[0].t);
+    node(t)->fval = k1;
+    node(t)->fval2 = k2;
+    return vtensor(t);
+}
+
+/* float(x): an i32 tensor as f32, as x.float() (no gradient: the ids of
+ * a Cast, a mask for `where`); an f32 tensor is itself, a number its
+ * float value */
+static Value prim_float(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[1];
+    Loc l[1];
+    double c;
+    if (!prim_bind_args(a, SPEC("x"), v, l))
+        return none();
+    if ((v[0].k == VK_INT && !v[0].batch) || v[0].k == VK_FLOAT) {
+        prim_get_number(v[0], l[0], "x", &c);
+        return vfloat(c);
+    }
+    if (v[0].k != VK_TENSOR) {
+        diag_error(l[0], "the argument of 'float' must be a tensor or a number, got %s",
+                   v[0].batch ? "the batch dim" : elab_vk_name(v[0].k));
+        return none();
+    }
+    if (node(v[0].t)->dt == DT_F32)
+        return v[0];
+    IrNode n = ir_node(IR_TO_F32, DT_F32, shape_of(v[0].t), 1, &v[0].t);
+    return vtensor(elab_add(n));
 }
 
 /* leaky_relu(x, slope: 0.01), F.leaky_relu's negative_slope */
@@ -453,8 +539,14 @@ static Value prim_where(const Prim *p, Args *a)
     Value v[3];
     Loc l[3];
     int in[3];
-    if (!prim_bind_args(a, SPEC("cond", "a", "b"), v, l) || !prim_need_tensor(v[0], l[0], "cond") ||
-        !prim_operand(v[1], l[1], &in[1]) || !prim_operand(v[2], l[2], &in[2]))
+    if (!prim_bind_args(a, SPEC("cond", "a", "b"), v, l))
+        return none();
+    if (!prim_need_tensor(v[0], l[0], "cond")) {
+        if (v[0].k == VK_TENSOR) /* an i32 mask (ONNX's bool) */
+            diag_note(l[0], "float(cond) makes an f32 mask of it");
+        return none();
+    }
+    if (!prim_operand(v[1], l[1], &in[1]) || !prim_operand(v[2], l[2], &in[2]))
         return none();
     in[0] = v[0].t;
     Shape s;
@@ -548,6 +640,27 @@ static Value prim_tri(const Prim *p, Args *a)
     k = k < -lim ? -lim : k > lim ? lim : k;
     int t = mk1(p->op, v[0].t);
     node(t)->ival = (int)k;
+    return vtensor(t);
+}
+
+/* cumsum(x, axis, exclusive: false, reverse: false): torch.cumsum(x,
+ * dim), and ONNX CumSum's exclusive (each position without itself) and
+ * reverse (from the end) */
+static Value prim_cumsum(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[4];
+    Loc l[4];
+    long long ax;
+    int axis, excl = 0, rev = 0;
+    if (!prim_bind_args(a, SPEC("x", "axis", "exclusive?", "reverse?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_get_int(v[1], l[1], "axis", &ax) || !norm_axis(ax, shape_of(v[0].t).nd, l[1], &axis) ||
+        (v[2].k != VK_ABSENT && !prim_get_bool(v[2], l[2], "exclusive", &excl)) ||
+        (v[3].k != VK_ABSENT && !prim_get_bool(v[3], l[3], "reverse", &rev)))
+        return none();
+    int t = mk1(IR_CUMSUM, v[0].t);
+    node(t)->axis = axis;
+    node(t)->ival = excl | rev << 1;
     return vtensor(t);
 }
 
@@ -1416,6 +1529,47 @@ static Value prim_embedding(const Prim *p, Args *a)
     return vtensor(mk(IR_EMBEDDING, s, 2, in));
 }
 
+/* gather_elements(x, index, axis): torch.gather(x, axis, index), ONNX's
+ * GatherElements: index (i32) has x's rank, and at each of its positions
+ * the result is x's element there with the axis coordinate replaced by
+ * the index.  Outside the axis the index's dims are at most x's (the
+ * batch dim where x has it); an index outside [0, size) gives NaN. */
+static Value prim_gather_elements(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[3];
+    Loc l[3];
+    long long ax;
+    int axis;
+    if (!prim_bind_args(a, SPEC("x", "index", "axis"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    if (v[1].k != VK_TENSOR || node(v[1].t)->dt != DT_I32) {
+        diag_error(l[1], "the index of 'gather_elements' must be an i32 tensor, got %s",
+                   v[1].k == VK_TENSOR ? "an f32 one" : elab_vk_name(v[1].k));
+        return none();
+    }
+    Shape sx = shape_of(v[0].t), si = shape_of(v[1].t);
+    if (!prim_get_int(v[2], l[2], "axis", &ax) || !norm_axis(ax, sx.nd, l[2], &axis))
+        return none();
+    int ok = si.nd == sx.nd;
+    for (int d = 0; ok && d < sx.nd; d++)
+        if (d != axis)
+            ok = (d == sx.bd) == (d == si.bd) && si.d[d] <= sx.d[d];
+    if (!ok) {
+        diag_error(a->loc,
+                   "'gather_elements' needs an index of x's rank whose dims outside axis %d are at most x's (the "
+                   "batch dim where x has it): x %s, index %s",
+                   axis, sstr(sx), sstr(si));
+        return none();
+    }
+    if (axis != sx.bd)
+        note_id_limit(v[1].t, sx.d[axis], 0);
+    int in[2] = {v[0].t, v[1].t};
+    int t = mk(IR_GATHER_ELEMENTS, si, 2, in);
+    node(t)->axis = axis;
+    return vtensor(t);
+}
+
 static Value prim_layer_norm(const Prim *p, Args *a)
 {
     (void)p;
@@ -1547,9 +1701,10 @@ static Value prim_batch_norm(const Prim *p, Args *a)
 /* the table                                                              */
 /* ===================================================================== */
 
-/* The unary elementwise primitives come first: they are also values of
- * type fn (prim_is_unary).  The order is that of the suggestions for a
- * misspelt name, where the first of equally close names wins. */
+/* The unary elementwise primitives come first: they, and softplus, elu
+ * and celu with their defaults, are also values of type fn
+ * (prim_is_unary).  The order is that of the suggestions for a misspelt
+ * name, where the first of equally close names wins. */
 static const Prim prims[] = {
     {"relu", prim_unary, IR_RELU},
     {"sigmoid", prim_unary, IR_SIGMOID},
@@ -1569,6 +1724,26 @@ static const Prim prims[] = {
     {"reciprocal", prim_unary, IR_RECIPROCAL},
     {"sign", prim_unary, IR_SIGN},
     {"neg", prim_unary, IR_NEG},
+    {"sin", prim_unary, IR_SIN},
+    {"cos", prim_unary, IR_COS},
+    {"tan", prim_unary, IR_TAN},
+    {"asin", prim_unary, IR_ASIN},
+    {"acos", prim_unary, IR_ACOS},
+    {"atan", prim_unary, IR_ATAN},
+    {"sinh", prim_unary, IR_SINH},
+    {"cosh", prim_unary, IR_COSH},
+    {"asinh", prim_unary, IR_ASINH},
+    {"acosh", prim_unary, IR_ACOSH},
+    {"atanh", prim_unary, IR_ATANH},
+    {"floor", prim_unary, IR_FLOOR},
+    {"ceil", prim_unary, IR_CEIL},
+    {"round", prim_unary, IR_ROUND},
+    {"softsign", prim_unary, IR_SOFTSIGN},
+    {"selu", prim_unary, IR_SELU},
+    {"mish", prim_unary, IR_MISH},
+    {"softplus", prim_act, IR_SOFTPLUS},
+    {"elu", prim_act, IR_ELU},
+    {"celu", prim_act, IR_ELU},
     {"leaky_relu", prim_leaky_relu, 0},
     {"hard_sigmoid", prim_hard_sigmoid, 0},
     {"clip", prim_clip, 0},
@@ -1582,6 +1757,9 @@ static const Prim prims[] = {
     {"expand", prim_expand, 0},
     {"tril", prim_tri, IR_TRIL},
     {"triu", prim_tri, IR_TRIU},
+    {"cumsum", prim_cumsum, 0},
+    {"gather_elements", prim_gather_elements, 0},
+    {"float", prim_float, 0},
     {"transpose", prim_transpose, 0},
     {"permute", prim_permute, 0},
     {"sum", prim_reduce, IR_SUM},
@@ -1630,7 +1808,7 @@ const Prim *prim_find(const char *name)
     return NULL;
 }
 
-int prim_is_unary(const Prim *p) { return p->call == prim_unary; }
+int prim_is_unary(const Prim *p) { return p->call == prim_unary || p->call == prim_act; }
 
 int prim_names(const char **cands, int n, int cap)
 {

@@ -186,6 +186,54 @@ static inline float nnc_dhard_swish_float(float x) { return x < -3.0f ? 0.0f : x
 
 static inline double nnc_dhard_swish_double(double x) { return x < -3.0 ? 0.0 : x >= 3.0 ? 1.0 : x / 3.0 + 0.5; }
 
+/* softplus as PyTorch's: x where beta x > threshold (the linear regime,
+ * where log1p(exp(beta x)) / beta equals x to the float), else
+ * log1p(exp(beta x)) / beta; its derivative as softplus_backward, from
+ * the input: 1 above the threshold, else z / (z + 1), z = exp(beta x).
+ * NaN gives NaN. */
+static inline float nnc_softplus_float(float x, float beta, float threshold)
+{
+    const float t = x * beta;
+    return t > threshold ? x : log1pf(expf(t)) / beta;
+}
+
+static inline double nnc_softplus_double(double x, double beta, double threshold)
+{
+    const double t = x * beta;
+    return t > threshold ? x : log1p(exp(t)) / beta;
+}
+
+static inline float nnc_dsoftplus_float(float x, float beta, float threshold)
+{
+    const float t = x * beta, z = expf(t);
+    return t > threshold ? 1.0f : z / (z + 1.0f);
+}
+
+static inline double nnc_dsoftplus_double(double x, double beta, double threshold)
+{
+    const double t = x * beta, z = exp(t);
+    return t > threshold ? 1.0 : z / (z + 1.0);
+}
+
+/* mish, x tanh(softplus(x)) with PyTorch's softplus without a threshold,
+ * and its derivative as mish_backward: tanh(sp) + x sigmoid(x) (1 -
+ * tanh(sp)²).  libm's tanh: these are not on a hot path. */
+static inline float nnc_mish_float(float x) { return x * tanhf(log1pf(expf(x))); }
+
+static inline double nnc_mish_double(double x) { return x * tanh(log1p(exp(x))); }
+
+static inline float nnc_dmish_float(float x)
+{
+    const float s = 1.0f / (1.0f + expf(-x)), t = tanhf(log1pf(expf(x)));
+    return t + x * s * (1.0f - t * t);
+}
+
+static inline double nnc_dmish_double(double x)
+{
+    const double s = 1.0 / (1.0 + exp(-x)), t = tanh(log1p(exp(x)));
+    return t + x * s * (1.0 - t * t);
+}
+
 /* g where keep is 1, +0 where it is 0, without a branch (max-pool
  * backward: compilers turn `keep ? g : 0` into jumps, which random data
  * mispredicts). */

@@ -631,6 +631,11 @@ REQUIRED += ["conv2d", "conv1d", "conv_transpose2d", "groups", "dilation"]
 # the primitives an ONNX import needs (sign: a zero gradient, checked exact)
 REQUIRED += ["erf", "leaky_relu", "hard_sigmoid", "hard_swish", "clip", "reciprocal", "sign",
              "neg", "where", "expand", "tril", "triu"]
+# the rest of ONNX's float ops (floor, ceil, round and float: a zero
+# gradient, checked exact)
+REQUIRED += ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+             "floor", "ceil", "round", "softplus", "softsign", "elu", "selu", "celu", "mish", "float",
+             "cumsum", "gather_elements"]
 REQUIRED_OPS = ["@", "+", "-", "*", "/"]
 
 

@@ -609,20 +609,50 @@ def cli(nnc):
         outdir = os.path.join(work, "out")
         unsup = os.path.join(work, "unsup.onnx")
         onnx.save(base_model(nodes=[helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
-                                    helper.make_node("Celu", ["h"], ["y"], name="celu")]), unsup)
+                                    helper.make_node("Det", ["h"], ["y"], name="det")]), unsup)
         for extra in ([], ["--name", "net", "--loss", "cross_entropy"]):
             rc, out, err = run(nnc, "import", unsup, "-o", outdir, *extra)
-            want = f"nnc: error: {unsup}: unsupported op Celu (ai.onnx opset 13) at node 'celu'\n"
+            want = f"nnc: error: {unsup}: unsupported op Det (ai.onnx opset 13) at node 'det'\n"
             if rc != 1 or err != want or os.path.exists(outdir):
                 fail(f"unsupported op {extra}: expected exit 1 and {want!r}, nothing written; got {rc}: {err!r}")
             else:
                 print(f"ok  {err.strip()}")
-        m = base_model(nodes=[helper.make_node("Celu", ["x"], ["y"])], opset=15)
+        m = base_model(nodes=[helper.make_node("Det", ["x"], ["y"])], opset=15)
         m.graph.node[0].domain = "ai.onnx"
-        onnx.save(m, os.path.join(work, "celu.onnx"))
-        rc, out, err = run(nnc, "import", os.path.join(work, "celu.onnx"))
-        if rc != 1 or not err.endswith(": unsupported op Celu (ai.onnx opset 15) at node #0 (output 'y')\n"):
+        onnx.save(m, os.path.join(work, "det.onnx"))
+        rc, out, err = run(nnc, "import", os.path.join(work, "det.onnx"))
+        if rc != 1 or not err.endswith(": unsupported op Det (ai.onnx opset 15) at node #0 (output 'y')\n"):
             fail(f"unsupported op of a node without a name: got {rc}: {err!r}")
+
+        # integer and bool inputs are i32 in the language: a Cast or
+        # CastLike of one to float, and a Where on one, read float() of it;
+        # a Cast of a comparison (an f32 mask there) reads the mask itself
+        ints = base_model(
+            inits=[],
+            inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3]),
+                    helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 3]),
+                    helper.make_tensor_value_info("keep", TensorProto.BOOL, ["N", 3])],
+            nodes=[helper.make_node("Cast", ["ids"], ["f"], to=TensorProto.FLOAT),
+                   helper.make_node("CastLike", ["ids", "x"], ["g"]),
+                   helper.make_node("Greater", ["x", "f"], ["gt"]),
+                   helper.make_node("Cast", ["gt"], ["m"], to=TensorProto.FLOAT),
+                   helper.make_node("Mul", ["f", "g"], ["fg"]),
+                   helper.make_node("Add", ["fg", "m"], ["s"]),
+                   helper.make_node("Where", ["keep", "s", "x"], ["y"])],
+            opset=15)
+        ints_path = os.path.join(work, "ints.onnx")
+        onnx.save(ints, ints_path)
+        rc, out, err = run(nnc, "import", ints_path, "--dump=source")
+        src = out.decode()
+        checks = [("input ids: i32[N, 3]" in src, "ids an i32 input"), ("input keep: i32[N, 3]" in src, "keep too"),
+                  (src.count("float(ids)") == 2, "float(ids) for the Cast and the CastLike"),
+                  ("greater(" in src and "float(greater" not in src, "the Cast of a mask as the mask itself"),
+                  ("where(float(keep), " in src, "float(keep) as Where's condition")]
+        bad = [what for ok, what in checks if not ok]
+        if rc != 0 or bad:
+            fail(f"integer inputs: expected {', '.join(bad)}; got {rc}: {err!r}\n{src}")
+        else:
+            print("ok  integer and bool inputs: float() of them for Cast, CastLike and Where, not of a mask")
 
         # every element type, in raw_data and in its typed field, and every
         # kind of attribute: the dump is what onnx reads

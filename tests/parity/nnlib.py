@@ -57,6 +57,12 @@ ACT = {
     "rsqrt": rsqrt,
     "abs": torch.abs,
     "square": square,
+    "softplus": F.softplus,
+    "softsign": F.softsign,
+    "elu": F.elu,
+    "selu": F.selu,
+    "celu": F.celu,
+    "mish": F.mish,
 }
 
 

@@ -31,7 +31,13 @@
  *                    ulp or two), the derivatives against a central
  *                    difference off the kinks and exactly on them
  *                    (PyTorch's rules: hard_sigmoid's open interval,
- *                    hard_swish -0.5 at -3 and 1 at 3); NaN stays NaN.
+ *                    hard_swish -0.5 at -3 and 1 at 3); NaN stays NaN;
+ *   nnc_softplus_*, nnc_mish_* and their derivatives: the double
+ *                    derivatives against central differences (softplus
+ *                    with beta 2 and threshold 3, off the threshold), the
+ *                    float functions against the double ones within a few
+ *                    ulp; softplus at the threshold exactly on the log1p
+ *                    side, past it x and 1 (PyTorch's rule); NaN stays NaN.
  *
  * CMake builds it twice: plainly, and at -O3 -march=native, where
  * FP_FAST_FMAF makes nnc_fmaf a fused multiply-add (a different rounding
@@ -214,6 +220,37 @@ static void check_hard(void)
     printf("hard_sigmoid/hard_swish: worst error %.3g, derivatives %.3g\n", worst, worst_fd);
 }
 
+static void check_softplus_mish(void)
+{
+    double worst = 0, worst_fd = 0;
+    for (int i = -4000; i <= 4000; i++) {
+        const double x = i * 0.005 + 0.0003, h = 1e-6; /* [-20, 20], off 1.5 */
+        const double f1 = (nnc_softplus_double(x + h, 2, 3) - nnc_softplus_double(x - h, 2, 3)) / (2 * h);
+        const double f2 = (nnc_mish_double(x + h) - nnc_mish_double(x - h)) / (2 * h);
+        worst_fd = fmax(worst_fd, fmax(fabs(nnc_dsoftplus_double(x, 2, 3) - f1), fabs(nnc_dmish_double(x) - f2)));
+        const float xf = (float)x;
+        const double sd = nnc_softplus_double(xf, 2, 3), md = nnc_mish_double(xf);
+        const double e1 = fabs(nnc_softplus_float(xf, 2, 3) - sd) / fmax(fabs(sd), 1e-30);
+        const double e2 = fabs(nnc_mish_float(xf) - md) / fmax(fabs(md), 1e-30);
+        const double e3 = fabs(nnc_dsoftplus_float(xf, 2, 3) - nnc_dsoftplus_double(xf, 2, 3));
+        const double e4 = fabs(nnc_dmish_float(xf) - nnc_dmish_double(xf));
+        worst = fmax(worst, fmax(fmax(e1, e2), fmax(e3, e4)));
+    }
+    CHECKF(worst_fd <= 1e-6, "softplus'/mish' against central differences: %g", worst_fd);
+    CHECKF(worst <= 1e-6, "the float softplus/mish and derivatives against the double ones: %g", worst);
+    /* beta x = threshold takes the log1p side, past it x and 1 */
+    const double e3 = exp(3.0);
+    CHECK(nnc_softplus_double(1.5, 2, 3) == log1p(e3) / 2 && nnc_dsoftplus_double(1.5, 2, 3) == e3 / (e3 + 1));
+    CHECK(nnc_softplus_double(1.5000001, 2, 3) == 1.5000001 && nnc_dsoftplus_double(1.5000001, 2, 3) == 1);
+    CHECK(nnc_softplus_float(1.5f, 2, 3) != 1.5f && nnc_dsoftplus_float(1.5f, 2, 3) < 0.96f);
+    CHECK(nnc_softplus_float(up(1.5f), 2, 3) == up(1.5f) && nnc_dsoftplus_float(up(1.5f), 2, 3) == 1);
+    CHECK(nnc_softplus_float(30, 1, 20) == 30 && nnc_softplus_float(-30, 1, 20) > 0);
+    CHECK(isnan(nnc_softplus_float(NAN, 1, 20)) && isnan(nnc_dsoftplus_float(NAN, 1, 20)) &&
+          isnan(nnc_mish_float(NAN)) && isnan(nnc_dmish_float(NAN)) && isnan(nnc_softplus_double(NAN, 1, 20)) &&
+          isnan(nnc_mish_double(NAN)));
+    printf("softplus/mish: worst float error %.3g, derivatives %.3g\n", worst, worst_fd);
+}
+
 int main(void)
 {
 #ifdef FP_FAST_FMAF
@@ -227,5 +264,6 @@ int main(void)
     check_gelu_erf();
     check_keep();
     check_hard();
+    check_softplus_mish();
     return check_summary("test_math");
 }
