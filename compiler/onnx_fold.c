@@ -1573,6 +1573,30 @@ static int op_rnn(Ctx *c, FOp *o)
     return 0;
 }
 
+/* DepthToSpace [N, C, H, W] -> [N, C / b², H b, W b]; SpaceToDepth the
+ * inverse (b the blocksize). */
+static int op_depth_space(Ctx *c, FOp *o)
+{
+    FoldVal *x = o->in[0], *y = o->out[0];
+    int64_t b = fold_attr_int(o->n, "blocksize", 0);
+    int d2s = !strcmp(o->n->op_type, "DepthToSpace");
+    if (x->rank != 4 || b < 1 || b > 4096) /* (C b² stays in range) */
+        return fail(c, FOLD_MALFORMED, "%s of rank %d with blocksize %lld", o->n->op_type, x->rank, (long long)b);
+    for (int d = 1; d < 4; d++)
+        if (x->dims[d].b)
+            return dyn(c);
+    int64_t C = x->dims[1].c, H = x->dims[2].c, W = x->dims[3].c;
+    if (d2s ? C % (b * b) : H % b || W % b)
+        return fail(c, FOLD_MALFORMED, "%s with blocksize %lld of [%lld, %lld, %lld]", o->n->op_type, (long long)b,
+                    (long long)C, (long long)H, (long long)W);
+    same_shape(y, x);
+    y->dims[1].c = d2s ? C / (b * b) : C * b * b;
+    y->dims[2].c = d2s ? H * b : H / b;
+    y->dims[3].c = d2s ? W * b : W / b;
+    y->type = x->type;
+    return 0;
+}
+
 typedef struct OpRule {
     const char *op;
     int (*fn)(Ctx *, FOp *);
@@ -1616,6 +1640,14 @@ static const OpRule rules[] = {
     {"ReduceSum", op_reduce, 1},
     {"ReduceMax", op_reduce, 1},
     {"ReduceMin", op_reduce, 1},
+    {"ReduceL1", op_reduce, 1},
+    {"ReduceL2", op_reduce, 1},
+    {"ReduceSumSquare", op_reduce, 1},
+    {"ReduceLogSum", op_reduce, 1},
+    {"ReduceLogSumExp", op_reduce, 1},
+    {"ReduceProd", op_reduce, 1},
+    {"DepthToSpace", op_depth_space, 1},
+    {"SpaceToDepth", op_depth_space, 1},
     {"Softmax", op_softmax, 1},
     {"LogSoftmax", op_softmax, 1},
     {"Pad", op_pad, 2},

@@ -1219,30 +1219,48 @@ static int all_same(const int64_t *v, int n)
     return 1;
 }
 
-static Node *reduce_expr(const Step *s, const OnnxNode *n, const char *fn, Node *x)
+/* A Reduce*'s axes, made non-negative: their count, or -1 for all;
+ * *noop when an empty axes input with noop_with_empty_axes makes it the
+ * identity (as onnx_fold.c's op_reduce). */
+static int reduce_axes(const Step *s, const OnnxNode *n, int64_t *axes, int *noop)
 {
     FoldVal *in = s->in[0];
-    int64_t axes[ONNX_MAX_RANK];
-    int na = 0;
+    int na = -1;
+    *noop = 0;
     const OnnxAttr *a = fold_attr(n, "axes");
     if (a && a->kind == ONNX_ATTR_INTS) {
+        na = 0;
         for (int k = 0; k < a->n; k++)
             axes[na++] = a->ints[k] < 0 ? a->ints[k] + in->rank : a->ints[k];
     } else if (s->nin > 1 && s->in[1]) {
         FoldVal *av = s->in[1];
+        na = 0;
         for (int64_t k = 0; k < av->count && k < ONNX_MAX_RANK; k++)
             axes[na++] = av->i[k].c < 0 ? av->i[k].c + in->rank : av->i[k].c;
-        if (!av->count && fold_attr_int(n, "noop_with_empty_axes", 0))
-            return x; /* as onnx_fold.c's op_reduce: the identity */
+        *noop = !av->count && fold_attr_int(n, "noop_with_empty_axes", 0);
     }
+    return na > 0 ? na : -1;
+}
+
+static Node *reduce_call(const char *fn, Node *x, const int64_t *axes, int na, int keep)
+{
     Node *c = call(fn, x);
     if (na == 1)
         arg(c, "axis", num_i(axes[0]));
     else if (na > 1)
         arg(c, "axis", list_i(axes, na));
-    if (fold_attr_int(n, "keepdims", 1))
+    if (keep)
         arg(c, "keepdim", boolean(1));
     return c;
+}
+
+static Node *reduce_expr(const Step *s, const OnnxNode *n, const char *fn, Node *x)
+{
+    int64_t axes[ONNX_MAX_RANK];
+    int noop, na = reduce_axes(s, n, axes, &noop);
+    if (noop)
+        return x;
+    return reduce_call(fn, x, axes, na, (int)fold_attr_int(n, "keepdims", 1));
 }
 
 static Node *slice_expr(Node *x, int axis, int64_t start, int64_t end)
@@ -1269,22 +1287,95 @@ static int int_valued(const L *l, const FoldVal *v)
     return v && v->kind == FV_INPUT && v->type != ONNX_FLOAT;
 }
 
-/* A float attribute as the shortest decimal that reads back as the same
- * float (0.1, not the double 0.10000000149011612) */
-static Node *num_attr(float v)
-{
-    char buf[32];
-    for (int digits = 1; digits <= 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)v);
-        if (strtof(buf, NULL) == v)
-            break;
-    }
-    return num_f(strtod(buf, NULL));
-}
-
 /* selu's constants as ONNX's Selu defaults give them: PyTorch's, rounded
  * to float */
 static const float onnx_selu_alpha = 1.67326319217681884765625f, onnx_selu_gamma = 1.05070102214813232421875f;
+/* A float as the shortest decimal that reads back as the same float: 0.1,
+ * not 0.10000000149011612 (an attribute is a float, its literal a double). */
+static double shortest(float f)
+{
+    char buf[32];
+    for (int d = 1; d <= 9; d++) { /* 9 significant digits always do */
+        snprintf(buf, sizeof buf, "%.*g", d, (double)f);
+        if ((float)strtod(buf, NULL) == f)
+            return strtod(buf, NULL);
+    }
+    return f;
+}
+
+static Node *num_attr(float v) { return num_f(shortest(v)); }
+
+static double attr_num(const OnnxNode *n, const char *name, float def)
+{
+    return shortest(fold_attr_float(n, name, def));
+}
+
+/* Input k of a formula that reads it more than once: a value that would
+ * be written where it is read gets a let first, so that it is computed
+ * (and printed) once.  Later reads of it (A) give its name. */
+static Node *A_many(Body *b, const Step *s, int k, const OnnxNode *n)
+{
+    Node *e = A(b, s, k, n);
+    Step *p = e && e->kind != ND_IDENT ? step_of(b->l, s->in[k]) : NULL;
+    if (!p || p->expr != e || p->var)
+        return e;
+    Node *let = mk(ND_LET);
+    let->name = fresh(b, "h");
+    let->a = e;
+    let->comment = p->comment;
+    p->var = let->name;
+    ast_push(&b->stmts, let);
+    return ident(p->var);
+}
+
+/* A let of a formula's own, for a part it reads more than once. */
+static const char *part_let(Body *b, const OnnxNode *n, const char *base, Node *e)
+{
+    Node *let = mk(ND_LET);
+    let->name = fresh(b, base);
+    let->a = e;
+    let->comment = n->name[0] ? xstrdup(n->name) : NULL;
+    ast_push(&b->stmts, let);
+    return let->name;
+}
+
+/* Input k, a per-channel [C] vector for a [N, C, ...] tensor of rank r,
+ * shaped [C, 1, ...] to broadcast; a number when it is a constant of one
+ * value, and *is_unit when that is `unit`, which the formula leaves out. */
+static Node *per_channel(Body *b, const Step *s, int k, const OnnxNode *n, int r, double unit, int *is_unit)
+{
+    double u;
+    FoldVal *v = s->in[k];
+    *is_unit = 0;
+    if (is_const(v) && uniform(v, &u) == 0 && !isinf(u) && !isnan(u)) {
+        *is_unit = u == unit;
+        return v->f ? num_f(u) : num_i((long long)u);
+    }
+    Node *e = A(b, s, k, n);
+    if (!e || v->rank != 1)
+        return e;
+    int64_t sh[ONNX_MAX_RANK];
+    sh[0] = v->dims[0].c;
+    for (int d = 1; d < r - 1; d++)
+        sh[d] = 1;
+    return r > 2 ? arg(call("reshape", e), NULL, list_i(sh, r - 1)) : e;
+}
+
+/* x normalized over axes: a let d = x − mean(x), then the expression
+ * d * rsqrt(mean(square(d)) + eps), the variance biased, or with
+ * `outside` (MeanVarianceNormalization's ε) d / (sqrt(mean(square(d))) + eps). */
+static Node *normalize_expr(Body *b, const Step *s, const OnnxNode *n, const int64_t *ax, int na, double eps,
+                            int outside)
+{
+    Node *x = A_many(b, s, 0, n);
+    if (!x)
+        return NULL;
+    const char *d = part_let(b, n, "d", bin(OP_SUB, x, reduce_call("mean", A(b, s, 0, n), ax, na, 1)));
+    Node *var = reduce_call("mean", call("square", ident(d)), ax, na, 1);
+    if (outside)
+        return bin(OP_DIV, ident(d), bin(OP_ADD, call("sqrt", var), num_f(eps)));
+    return bin(OP_MUL, ident(d), call("rsqrt", bin(OP_ADD, var, num_f(eps))));
+}
 
 static Node *node_expr(Body *b, const Step *s)
 {
@@ -1502,6 +1593,236 @@ static Node *node_expr(Body *b, const Step *s)
         return reduce_expr(s, n, "max", X(0));
     if (!strcmp(op, "ReduceMin"))
         return neg(reduce_expr(s, n, "max", neg(X(0))));
+    if (!strcmp(op, "ReduceL1") || !strcmp(op, "ReduceL2") || !strcmp(op, "ReduceSumSquare") ||
+        !strcmp(op, "ReduceLogSum")) {
+        Node *x = X(0);
+        if (!x)
+            return NULL;
+        if (!strcmp(op, "ReduceL1"))
+            return reduce_expr(s, n, "sum", call("abs", x));
+        if (!strcmp(op, "ReduceL2"))
+            return call("sqrt", reduce_expr(s, n, "sum", call("square", x)));
+        if (!strcmp(op, "ReduceSumSquare"))
+            return reduce_expr(s, n, "sum", call("square", x));
+        return call("log", reduce_expr(s, n, "sum", x));
+    }
+    if (!strcmp(op, "ReduceLogSumExp")) {
+        /* m + log(sum(exp(x − m))) with m the max: exp cannot overflow */
+        int64_t axes[ONNX_MAX_RANK];
+        int noop, na = reduce_axes(s, n, axes, &noop), keep = (int)fold_attr_int(n, "keepdims", 1);
+        Node *x = A_many(b, s, 0, n);
+        if (!x || noop)
+            return x;
+        int k1 = na < 0 ? keep : 1; /* m keeps its axes to broadcast, unless it is one number */
+        const char *m = part_let(b, n, "m", reduce_call("max", x, axes, na, k1));
+        Node *se = reduce_call("sum", call("exp", bin(OP_SUB, X(0), ident(m))), axes, na, k1);
+        Node *y = bin(OP_ADD, ident(m), call("log", se));
+        if (k1 == keep)
+            return y;
+        Node *sh = shape_list(l, s->out, n);
+        return sh ? arg(call("reshape", y), NULL, sh) : NULL;
+    }
+    if (!strcmp(op, "ReduceProd")) {
+        /* the product of the slices along each axis: exact, and so is its
+         * gradient, where exp(sum(log(x))) is not for x <= 0 */
+        int64_t axes[ONNX_MAX_RANK];
+        FDim dims[ONNX_MAX_RANK];
+        int noop, na = reduce_axes(s, n, axes, &noop), last = -1;
+        Node *x = A_many(b, s, 0, n), *y = x;
+        if (!x || noop)
+            return x;
+        if (na < 0)
+            for (na = 0; na < x0->rank; na++)
+                axes[na] = na;
+        memcpy(dims, x0->dims, sizeof dims);
+        for (int k = 0; k < na; k++) {
+            if (axes[k] < 0 || axes[k] >= x0->rank) {
+                fail(l, FOLD_MALFORMED, n, "axis %lld out of range", (long long)axes[k]);
+                return NULL;
+            }
+            FDim d = dims[axes[k]];
+            if (d.b || d.c > 16) {
+                fail(l, FOLD_UNSUPPORTED, n, "ReduceProd over %s", d.b ? "the batch axis" : "more than 16 elements");
+                return NULL;
+            }
+            if (d.c > 1)
+                last = k;
+            dims[axes[k]] = (FDim){1, 0}; /* (an axis given twice is 1 the second time) */
+        }
+        const char *cur = NULL;
+        memcpy(dims, x0->dims, sizeof dims);
+        for (int k = 0; k <= last; k++) {
+            int64_t len = dims[axes[k]].c;
+            dims[axes[k]].c = 1;
+            if (len == 1)
+                continue;
+            y = NULL;
+            for (int64_t i = 0; i < len; i++) {
+                Node *t = slice_expr(cur ? ident(cur) : X(0), (int)axes[k], i, i + 1);
+                y = y ? bin(OP_MUL, y, t) : t;
+            }
+            if (k < last)
+                cur = part_let(b, n, "p", y);
+        }
+        if (fold_attr_int(n, "keepdims", 1))
+            return y;
+        if (!s->out->rank) {
+            fail(l, FOLD_UNSUPPORTED, n, "ReduceProd to a number");
+            return NULL;
+        }
+        Node *sh = shape_list(l, s->out, n);
+        return sh ? arg(call("reshape", y), NULL, sh) : NULL;
+    }
+    if (!strcmp(op, "PRelu")) {
+        /* x where x > 0, else slope · x: the slope's side at 0, as
+         * PyTorch's prelu; one slope is leaky_relu */
+        double a;
+        FoldVal *sl = s->in[1];
+        int fits = sl && sl->rank <= x0->rank;
+        for (int d = 0; fits && d < sl->rank; d++) {
+            FDim sd = sl->dims[sl->rank - 1 - d], xd = x0->dims[x0->rank - 1 - d];
+            fits = (sd.c == 1 && !sd.b) || (sd.c == xd.c && sd.b == xd.b);
+        }
+        if (!fits) { /* (opset 6's per-channel slope the version converter leaves) */
+            fail(l, FOLD_MALFORMED, n, "PRelu slope that does not broadcast to the input");
+            return NULL;
+        }
+        if (uniform(sl, &a) == 0 && !isnan(a) && !isinf(a))
+            return arg(call("leaky_relu", X(0)), "slope", num_f(a));
+        Node *x = A_many(b, s, 0, n), *w = X(1);
+        if (!x || !w)
+            return NULL;
+        Node *pos = arg(call("greater", x), NULL, num_i(0));
+        return arg(arg(call("where", pos), NULL, X(0)), NULL, bin(OP_MUL, w, X(0)));
+    }
+    if (!strcmp(op, "ThresholdedRelu")) {
+        /* x where x > alpha, else 0 */
+        Node *x = A_many(b, s, 0, n);
+        if (!x)
+            return NULL;
+        Node *c = arg(call("greater", x), NULL, num_f(attr_num(n, "alpha", 1.0f)));
+        return arg(arg(call("where", c), NULL, X(0)), NULL, num_i(0));
+    }
+    if (!strcmp(op, "Shrink")) {
+        /* x − bias where x > lambd, x + bias where x < −lambd, else 0 */
+        double lambd = attr_num(n, "lambd", 0.5f), bias = attr_num(n, "bias", 0.0f);
+        Node *x = A_many(b, s, 0, n);
+        if (!x)
+            return NULL;
+        if (!bias) {
+            Node *c = arg(call("greater", call("abs", x)), NULL, num_f(lambd));
+            return arg(arg(call("where", c), NULL, X(0)), NULL, num_i(0));
+        }
+        Node *lo = arg(call("less", x), NULL, num_f(-lambd));
+        Node *inner = arg(arg(call("where", lo), NULL, bin(OP_ADD, X(0), num_f(bias))), NULL, num_i(0));
+        Node *hi = arg(call("greater", X(0)), NULL, num_f(lambd));
+        return arg(arg(call("where", hi), NULL, bin(OP_SUB, X(0), num_f(bias))), NULL, inner);
+    }
+    if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
+        /* a reshape that splits the blocks off an axis, a permute that
+         * moves them, a reshape that merges them into the others */
+        int64_t bs = fold_attr_int(n, "blocksize", 0), C = x0->dims[1].c, H = x0->dims[2].c, W = x0->dims[3].c;
+        const char *mode = fold_attr_str(n, "mode", "DCR");
+        int d2s = op[0] == 'D', crd = !strcmp(mode, "CRD");
+        if (d2s && !crd && strcmp(mode, "DCR")) {
+            fail(l, FOLD_MALFORMED, n, "DepthToSpace mode '%s' (DCR or CRD)", mode);
+            return NULL;
+        }
+        Node *x = X(0);
+        if (!x || bs == 1)
+            return x;
+        int64_t mid[6], perm[6];
+        if (!d2s) { /* [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b] */
+            int64_t m[] = {0, C, H / bs, bs, W / bs, bs}, p[] = {0, 3, 5, 1, 2, 4};
+            memcpy(mid, m, sizeof mid), memcpy(perm, p, sizeof perm);
+        } else if (crd) { /* [N, C/b², b, b, H, W] -> [N, C/b², H, b, W, b] */
+            int64_t m[] = {0, C / (bs * bs), bs, bs, H, W}, p[] = {0, 1, 4, 2, 5, 3};
+            memcpy(mid, m, sizeof mid), memcpy(perm, p, sizeof perm);
+        } else { /* DCR: [N, b, b, C/b², H, W] -> [N, C/b², H, b, W, b] */
+            int64_t m[] = {0, bs, bs, C / (bs * bs), H, W}, p[] = {0, 3, 4, 1, 5, 2};
+            memcpy(mid, m, sizeof mid), memcpy(perm, p, sizeof perm);
+        }
+        int wild = 0;
+        Node *lst = mk(ND_LIST), *sh = shape_list(l, s->out, n);
+        ast_push(&lst->list, dim_expr(l, x0->dims[0], &wild));
+        for (int d = 1; d < 6; d++)
+            ast_push(&lst->list, num_i(mid[d]));
+        if (!sh)
+            return NULL;
+        Node *y = arg(call("permute", arg(call("reshape", x), NULL, lst)), NULL, list_i(perm, 6));
+        return arg(call("reshape", y), NULL, sh);
+    }
+    if (!strcmp(op, "InstanceNormalization")) {
+        /* per instance and channel over the spatial axes, the variance
+         * biased: (x − mean) / √(var + epsilon) · scale + B */
+        int64_t ax[ONNX_MAX_RANK];
+        int r = x0->rank, unit_s, unit_b;
+        if (r < 3 || s->nin < 3 || !s->in[1] || !s->in[2] || s->in[1]->rank != 1 || s->in[2]->rank != 1) {
+            fail(l, FOLD_MALFORMED, n, "InstanceNormalization of rank %d or without [C] scale and B", r);
+            return NULL;
+        }
+        for (int d = 2; d < r; d++)
+            ax[d - 2] = d;
+        Node *y = normalize_expr(b, s, n, ax, r - 2, attr_num(n, "epsilon", 1e-5f), 0);
+        Node *sc = y ? per_channel(b, s, 1, n, r, 1, &unit_s) : NULL;
+        Node *bb = sc ? per_channel(b, s, 2, n, r, 0, &unit_b) : NULL;
+        if (!bb)
+            return NULL;
+        if (!unit_s)
+            y = bin(OP_MUL, y, sc);
+        return unit_b ? y : bin(OP_ADD, y, bb);
+    }
+    if (!strcmp(op, "MeanVarianceNormalization")) {
+        /* (x − mean) / (√(E(x − mean)²) + 1e-9), ONNX's function body */
+        const OnnxAttr *a = fold_attr(n, "axes");
+        int64_t ax[ONNX_MAX_RANK] = {0, 2, 3};
+        int na = 3;
+        if (a && (a->kind != ONNX_ATTR_INTS || a->n > x0->rank)) {
+            fail(l, FOLD_MALFORMED, n, "MeanVarianceNormalization axes for rank %d", x0->rank);
+            return NULL;
+        }
+        if (a)
+            for (na = 0; na < a->n; na++)
+                ax[na] = a->ints[na] < 0 ? a->ints[na] + x0->rank : a->ints[na];
+        for (int k = 0; k < na; k++)
+            if (ax[k] < 0 || ax[k] >= x0->rank) {
+                fail(l, FOLD_MALFORMED, n, "axis %lld out of range", (long long)ax[k]);
+                return NULL;
+            }
+        return normalize_expr(b, s, n, ax, na, 1e-9, 1);
+    }
+    if (!strcmp(op, "LRN")) {
+        /* x / (bias + alpha / size · Σ x²)^beta, the sum over a window of
+         * size channels around each: slices of the squares padded along
+         * the channel axis */
+        int64_t size = fold_attr_int(n, "size", 0), C = x0->dims[1].c, lo = (size - 1) / 2, hi = size - 1 - lo;
+        if (x0->rank < 3 || x0->dims[1].b || size < 1) {
+            fail(l, FOLD_MALFORMED, n, "LRN of rank %d, size %lld", x0->rank, (long long)size);
+            return NULL;
+        }
+        if (size > 32) { /* one slice per channel of the window */
+            fail(l, FOLD_UNSUPPORTED, n, "LRN window of %lld channels (at most 32)", (long long)size);
+            return NULL;
+        }
+        Node *x = A_many(b, s, 0, n);
+        if (!x)
+            return NULL;
+        Node *sq = call("square", x), *sum = NULL;
+        if (size > 1) {
+            int64_t pads[2 * ONNX_MAX_RANK] = {0};
+            pads[2 * (x0->rank - 2)] = lo, pads[2 * (x0->rank - 2) + 1] = hi;
+            const char *sp = part_let(b, n, "sq", arg(call("pad", sq), NULL, list_i(pads, 2 * (x0->rank - 1))));
+            for (int64_t i = 0; i < size; i++) {
+                Node *t = slice_expr(ident(sp), 1, i, i + C);
+                sum = sum ? bin(OP_ADD, sum, t) : t;
+            }
+        } else {
+            sum = sq;
+        }
+        Node *scale = bin(OP_DIV, num_f(attr_num(n, "alpha", 1e-4f)), num_i(size));
+        Node *base = bin(OP_ADD, num_f(attr_num(n, "bias", 1.0f)), bin(OP_MUL, scale, sum));
+        return bin(OP_DIV, X(0), arg(call("pow", base), NULL, num_f(attr_num(n, "beta", 0.75f))));
+    }
     if (!strcmp(op, "GlobalAveragePool") || !strcmp(op, "GlobalMaxPool")) {
         int64_t ax[3];
         for (int d = 2; d < x0->rank; d++)

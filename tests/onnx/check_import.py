@@ -60,6 +60,7 @@ MODELS = {
     "mobile": (em.MobileNet, lambda g: torch.randn(BATCH, 3, 16, 16, generator=g), 15),
     "gpt": (em.GPT, lambda g: torch.randint(0, 32, (BATCH, 8), generator=g), 14),
     "tagger": (em.Tagger, lambda g: torch.randint(0, 30, (BATCH, 7), generator=g), 17),
+    "pixel": (em.PixelNet, lambda g: torch.randn(BATCH, 3, 4, 4, generator=g), 16),
 }
 # --fixed-batch only: a dynamic batch on axis 1 is not an nnc input
 FIXED_ONLY = {

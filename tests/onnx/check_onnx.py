@@ -653,6 +653,34 @@ def cli(nnc):
             fail(f"integer inputs: expected {', '.join(bad)}; got {rc}: {err!r}\n{src}")
         else:
             print("ok  integer and bool inputs: float() of them for Cast, CastLike and Where, not of a mask")
+        # ops the import writes as formulas (compiler/onnx_lift.c), with
+        # attributes or shapes a formula cannot take: exit 1 (unsupported)
+        # or 2 (not valid), naming the node, nothing written
+        x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 2, 2])
+        slope = numpy_helper.from_array(np.arange(4, dtype=np.float32), "s")
+        formulas = [
+            (helper.make_node("ReduceProd", ["x"], ["y"], name="prod", axes=[0]), [], [1, 4, 2, 2], 1,
+             "unsupported ReduceProd over the batch axis at node 'prod' (ReduceProd)"),
+            (helper.make_node("LRN", ["x"], ["y"], name="lrn", size=33), [], ["N", 4, 2, 2], 1,
+             "unsupported LRN window of 33 channels (at most 32) at node 'lrn' (LRN)"),
+            (helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2, mode="XYZ"), [],
+             ["N", 1, 4, 4], 2, "node 'd2s' (DepthToSpace): DepthToSpace mode 'XYZ' (DCR or CRD)"),
+            (helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=3), [], ["N", 4, 2, 2], 2,
+             "node 'd2s' (DepthToSpace): DepthToSpace with blocksize 3 of [4, 2, 2]"),
+            (helper.make_node("PRelu", ["x", "s"], ["y"], name="prelu"), [slope], ["N", 4, 2, 2], 2,
+             "node 'prelu' (PRelu): PRelu slope that does not broadcast to the input"),
+        ]
+        for node, inits, yshape, rc_want, msg in formulas:
+            p = os.path.join(work, node.name + ".onnx")
+            g = helper.make_graph([node], "g", [x4], [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)],
+                                  inits)
+            onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), p)
+            rc, out, err = run(nnc, "import", p, "-o", outdir)
+            want = f"nnc: error: '{p}': {msg}\n"
+            if rc != rc_want or err != want or os.path.exists(outdir):
+                fail(f"{node.op_type}: expected exit {rc_want} and {want!r}, nothing written; got {rc}: {err!r}")
+            else:
+                print(f"ok  {err.strip()}")
 
         # every element type, in raw_data and in its typed field, and every
         # kind of attribute: the dump is what onnx reads

@@ -1,9 +1,11 @@
 """export_models.py -- the PyTorch models that tests/onnx/check_import.py
 exports to ONNX and imports: a ResNet-style CNN with BatchNorm, a
 depthwise-separable CNN (ReLU6), a causal transformer with erf GELU and a
-learned position embedding, an LSTM tagger, and (for the fixed-batch
-exports only) an LSTM tagger over [T, N].  docs/import.md shows
-two of them beside the source `nnc import` writes.
+learned position embedding, an LSTM tagger, a small CNN of ops the
+import writes as formulas (PReLU, PixelShuffle, InstanceNorm2d,
+logsumexp), and (for the fixed-batch exports only) an LSTM tagger over
+[T, N].  docs/import.md shows two of them beside the source `nnc import`
+writes.
 """
 import math, torch, torch.nn as nn, torch.nn.functional as F
 
@@ -104,3 +106,17 @@ class TaggerSeqFirst(Tagger):
     def __init__(s):
         super().__init__()
         s.lstm = nn.LSTM(16, 24)
+
+
+class PixelNet(nn.Module):
+    """PReLU (a slope per channel, then one), PixelShuffle (ONNX's
+    DepthToSpace, CRD), InstanceNorm2d with affine params and logsumexp
+    (ReduceLogSumExp): ops the import writes as formulas."""
+    def __init__(s):
+        super().__init__()
+        s.conv = nn.Conv2d(3, 16, 3, 1, 1); s.act = nn.PReLU(16)
+        s.shuffle = nn.PixelShuffle(2); s.norm = nn.InstanceNorm2d(4, affine=True); s.act2 = nn.PReLU()
+        s.fc = nn.Linear(32, 10)
+    def forward(s, x):
+        x = s.act2(s.norm(s.shuffle(s.act(s.conv(x)))))
+        return s.fc(torch.logsumexp(x, dim=3).flatten(1))
