@@ -19,7 +19,13 @@ For each model of export_models.py, as a user would go:
 Then the ResNet exported in eval mode (BatchNorm folded into the
 convolutions by PyTorch's exporter) imports and predicts the same.
 
+`gpt_large` (import point 6): the causal transformer with three blocks,
+at least 300 ONNX nodes, imports and compiles to C with no diagnostics;
+the import's wall time is printed (docs/import.md, "Speed"), never
+asserted.
+
     check_import.py --nnc NNC --runtime-lib LIB --runtime-include DIR [--include DIR] [--keep] [MODEL...]
+    (MODEL: resnet, mobile, gpt, tagger, gpt_large; all by default)
 """
 import os
 import shutil
@@ -99,6 +105,26 @@ def torch_steps(m, x, y, opt, lr):
             noise[n] = tiny | noise[n] if n in noise else tiny
         o.step()
     return {k: v.detach().clone() for k, v in m.state_dict().items()}, noise
+
+
+def large(args, tmp):
+    """gpt_large: a 300-node graph through `nnc import` and the compiler."""
+    import time
+    import onnx
+    torch.manual_seed(SEED)
+    m = em.GPT(n=3)
+    path = os.path.join(tmp, "gpt_large.onnx")
+    export(m, torch.randint(0, 32, (BATCH, 8)), path, 14, True)
+    nodes = len(onnx.load(path).graph.node)
+    check(nodes >= 300, "gpt_large: %d ONNX nodes, fewer than 300" % nodes)
+    runner = parity.Runner(False, dict(os.environ))
+    t0 = time.perf_counter()
+    runner.run([args.nnc, "import", "gpt_large.onnx", "--loss", "cross_entropy"], tmp, "nnc import")
+    secs = time.perf_counter() - t0
+    _, err = runner.run([args.nnc, "gpt_large.nn", "-o", "c", "--emit=all"], tmp, "nnc (the imported source)")
+    check(not err, "gpt_large: nnc printed diagnostics for the imported source: %s" % err)
+    check(os.path.exists(os.path.join(tmp, "c", "gpt_large.c")), "gpt_large: no gpt_large.c")
+    print("gpt_large: %d ONNX nodes imported in %.0f ms (wall, not checked), compiled to C" % (nodes, secs * 1e3))
 
 
 def one(name, args, tmp):
@@ -201,7 +227,7 @@ def main():
     ap.add_argument("--runtime-include", required=True)
     ap.add_argument("--include", action="append", default=[])
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("models", nargs="*", default=list(MODELS))
+    ap.add_argument("models", nargs="*", default=list(MODELS) + ["gpt_large"])
     args = ap.parse_args()
     args.nnc, args.runtime_lib, args.runtime_include = (
         os.path.abspath(p) for p in (args.nnc, args.runtime_lib, args.runtime_include))
@@ -209,7 +235,10 @@ def main():
     for name in args.models:
         tmp = tempfile.mkdtemp(prefix="nnc-import-%s-" % name)
         try:
-            one(name, args, tmp)
+            if name == "gpt_large":
+                large(args, tmp)
+            else:
+                one(name, args, tmp)
         except parity.ParityError as e:
             check(False, "%s: %s" % (name, e))
         finally:
