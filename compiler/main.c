@@ -14,8 +14,11 @@
  * `nnc import MODEL.onnx` is a pipeline of its own (import_main):
  *
  *     read + check the ONNX file (onnx.c)  ->  the ops the import maps (onnx_ops.def)
+ *         ->  fold: shapes and constants (onnx_fold.c)  ->  lift: the syntax tree (onnx_lift.c)
+ *         ->  print it (source.c)  ->  compile it in memory (lift_compiles)  ->  write
  *
- * dumped with --dump=onnx.
+ * dumped with --dump=onnx|fold|source; tests/fuzz/fuzz_onnx.c runs the same
+ * stages in memory.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,7 +48,7 @@
 
 static const char usage_text[] =
     "usage: nnc [options] model.nn\n"
-    "       nnc import MODEL.onnx [-o DIR] [--name NAME] [--loss KIND] [--dump=onnx]\n"
+    "       nnc import MODEL.onnx [-o DIR] [--name NAME] [--loss KIND] [--dump=onnx|fold|source]\n"
     "\n"
     "Compiles a model written in the nn language into C that trains.\n"
     "'nnc import' turns an ONNX model into NAME.nn and NAME.safetensors in DIR.\n"
@@ -64,7 +67,8 @@ static const char usage_text[] =
     "  -I DIR             search DIR for imported files (after the importing file's directory)\n"
     "  --dump=STAGE       print a stage to stdout and stop: tokens, ast, ir, grad, dist or plan,\n"
     "                     or source (the file parsed and written back in the canonical layout)\n"
-    "                     (import: onnx, the graph as read)\n"
+    "                     (import: onnx, the graph as read; fold, every value's shape and the\n"
+    "                     constants; source, the .nn it would write)\n"
     "  --print-std        print the standard library's source and exit\n"
     "  -M                 print the make rule of the output files' dependencies (the model file\n"
     "                     and everything it imports) to stdout, and write nothing else\n"
@@ -75,13 +79,16 @@ static const char usage_text[] =
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
     "\n"
-    "import options (and -o DIR, --dump=onnx):\n"
+    "import options (and -o DIR, --dump=onnx|fold|source):\n"
     "  --name NAME        name the files NAME.nn and NAME.safetensors and the model NAME in\n"
     "                     CamelCase (default: the file's stem in snake_case)\n"
     "  --loss KIND        cross_entropy, mse or none (default): the loss the model gets\n"
     "\n"
-    "exit status: 0 on success, 1 on any error (nothing is written then),\n"
-    "2 when the file given to import is not valid ONNX\n";
+    "exit status: 0 on success, 1 on any error (nothing is written then); for import,\n"
+    "1 when the model uses an op (the message names it, its opset and the node) or a feature\n"
+    "nnc does not map, 2 when the file is not valid ONNX (truncated, not protobuf,\n"
+    "a missing initializer, shapes that do not agree or that are dynamic beyond the batch):\n"
+    "one line naming the file and the problem, and nothing written\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -202,16 +209,7 @@ static int import_write(const char *input, const char *outdir, const char *name,
         abort();
     sprintf(nn, "%s.nn", name);
     sprintf(st, "%s.safetensors", name);
-    SrcFile mem = {nn, text, len};
-    ElabOptions opt;
-    memset(&opt, 0, sizeof opt);
-    opt.memfiles = &mem;
-    opt.nmemfiles = 1;
-    Program *prog = load_program(nn, &opt);
-    Model **models = NULL;
-    if (prog)
-        model_elaborate(prog, &opt, &models);
-    if (!prog || diag_errors()) {
+    if (lift_compiles(nn, text, len) != 0) {
         fprintf(stderr,
                 "nnc: error: %s: the imported source does not compile (a bug of nnc import; the source is "
                 "above with --dump=source)\n",
@@ -230,7 +228,7 @@ static int import_write(const char *input, const char *outdir, const char *name,
 }
 #endif
 
-/* nnc import MODEL.onnx [-o DIR] [--name NAME] [--loss KIND] [--dump=onnx]:
+/* nnc import MODEL.onnx [-o DIR] [--name NAME] [--loss KIND] [--dump=onnx|fold|source]:
  * argv[0] is "import". */
 static int import_main(int argc, char **argv)
 {

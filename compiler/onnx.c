@@ -93,6 +93,12 @@ const char *onnx_quote(const char *s, size_t len, size_t max, char *buf, size_t 
     return buf;
 }
 
+const char *onnx_path_str(const char *path, char *buf, size_t cap)
+{
+    escape(path, strlen(path), 4 * NAME_SHOWN, buf, cap);
+    return buf;
+}
+
 /* A name quoted for a message, in one of a ring of buffers, so that one
  * message can quote several. */
 static const char *Q(const char *s)

@@ -191,6 +191,10 @@ const char *onnx_node_label(const OnnxNode *n, char *buf, size_t cap);
  * `max` bytes of it (then "..."), into buf (cap bytes); returns buf. */
 const char *onnx_quote(const char *s, size_t len, size_t max, char *buf, size_t cap);
 
+/* The file as messages name it, `nnc: error: PATH: ...`: escaped as
+ * onnx_quote does, without the quotes, cut at 320 bytes. */
+const char *onnx_path_str(const char *path, char *buf, size_t cap);
+
 /* The import's names (docs/nnc.1, IMPORT): NAME from the file's stem in
  * snake_case ("ResNet18.onnx" -> "res_net18"), and the model's name,
  * NAME in CamelCase ("res_net18" -> "ResNet18").  Both malloc'd. */

@@ -45,8 +45,8 @@ typedef struct Ctx {
 
 void fold_report(const OnnxModel *m, const OnnxNode *n, FoldStatus st, const char *msg)
 {
-    char where[400], path[300];
-    onnx_quote(m->path, strlen(m->path), 200, path, sizeof path);
+    char where[400], path[1400];
+    onnx_path_str(m->path, path, sizeof path); /* as the reader's messages name it */
     if (n && st == FOLD_UNSUPPORTED)
         diag_error((Loc){0}, "%s: unsupported %s at %s", path, msg, onnx_node_label(n, where, sizeof where));
     else if (n)
@@ -78,7 +78,7 @@ const char *fold_dim_str(FDim d, char *buf, size_t cap)
     return buf;
 }
 
-static const char *shape_str(const FoldVal *v, char *buf, size_t cap)
+const char *fold_shape_str(const FoldVal *v, char *buf, size_t cap)
 {
     size_t k = 0;
     k += (size_t)snprintf(buf + k, cap - k, "[");
@@ -90,6 +90,8 @@ static const char *shape_str(const FoldVal *v, char *buf, size_t cap)
         snprintf(buf + k, cap - k, "]");
     return buf;
 }
+
+static const char *type_str(int t) { return onnx_type_name(t) ? onnx_type_name(t) : "?"; }
 
 /* ---- attributes ---------------------------------------------------------- */
 
@@ -157,11 +159,14 @@ static FoldVal *add_val(Fold *f, const char *name)
     return v;
 }
 
+/* The elements of a value per example (the batch's factors left out):
+ * -1 when an axis is negative or the product overflows. */
 static int64_t count_of(const FoldVal *v)
 {
     int64_t n = 1;
     for (int d = 0; d < v->rank; d++)
-        n *= v->dims[d].c;
+        if (v->dims[d].c < 0 || __builtin_mul_overflow(n, v->dims[d].c, &n))
+            return -1;
     return n;
 }
 
@@ -187,11 +192,28 @@ static int elem_f(Ctx *c, const FoldVal *v, int64_t k, double *out)
     return fail(c, FOLD_UNSUPPORTED, "input '%s' that is not a constant", v->name);
 }
 
+/* A float as an integer (ONNX leaves a value out of the integer's range
+ * undefined; C too). */
+static int to_int(Ctx *c, double v, int64_t *out)
+{
+    if (!(v > -9223372036854775808.0 && v < 9223372036854775808.0))
+        return fail(c, FOLD_UNSUPPORTED, "value %g as a 64-bit integer", v);
+    *out = (int64_t)v;
+    return 0;
+}
+
 /* A constant integer list (axes, pads, a shape) of at most `max` elements. */
 static int int_list(Ctx *c, const FoldVal *v, FDim *out, int max, int *n)
 {
-    if (!v || v->kind != FV_CONST || !v->i)
-        return fail(c, FOLD_UNSUPPORTED, "input '%s' that is not a constant integer list", v ? v->name : "");
+    if (!v)
+        return fail(c, FOLD_MALFORMED, "an integer list input is missing");
+    /* a shape, axes, pads or bounds computed at run time make the shape
+     * of the result depend on more than the batch size */
+    if (v->kind == FV_NODE || v->kind == FV_INPUT)
+        return fail(c, FOLD_MALFORMED, "a shape that is dynamic beyond the batch: '%s' is known only at run time",
+                    v->name);
+    if (!v->i)
+        return fail(c, FOLD_MALFORMED, "'%s' is %s, not an integer list", v->name, type_str(v->type));
     if (v->count > max)
         return fail(c, FOLD_MALFORMED, "'%s' has %lld elements (at most %d)", v->name, (long long)v->count, max);
     for (int64_t k = 0; k < v->count; k++)
@@ -247,23 +269,32 @@ static int dim_eq(FDim a, FDim b) { return a.c == b.c && a.b == b.b; }
 
 static int dyn(Ctx *c) { return fail(c, FOLD_MALFORMED, "a shape that is dynamic beyond the batch"); }
 
+static int overflow(Ctx *c) { return fail(c, FOLD_MALFORMED, "an integer overflows 64 bits"); }
+
 static int sym_arith(Ctx *c, const char *op, FDim a, FDim b, FDim *out)
 {
     if (!strcmp(op, "Add") || !strcmp(op, "Sub")) {
-        int64_t r = !strcmp(op, "Add") ? a.c + b.c : a.c - b.c;
+        int64_t r;
+        if (!strcmp(op, "Add") ? __builtin_add_overflow(a.c, b.c, &r) : __builtin_sub_overflow(a.c, b.c, &r))
+            return overflow(c);
         if (a.b == b.b)
             *out = (FDim){r, r ? a.b : 0};
         else if (!a.c || !b.c)
-            *out = a.c ? (FDim){a.c, a.b} : (FDim){!strcmp(op, "Add") ? b.c : -b.c, b.b};
+            *out = a.c ? (FDim){a.c, a.b} : (FDim){r, b.b}; /* 0 + b, 0 - b */
         else
             return dyn(c);
     } else if (!strcmp(op, "Mul")) {
+        int64_t r;
+        if (__builtin_mul_overflow(a.c, b.c, &r))
+            return overflow(c);
         if (a.b + b.b > 1)
             return dyn(c);
-        *out = (FDim){a.c * b.c, (a.c != 0 && b.c != 0) ? a.b + b.b : 0};
+        *out = (FDim){r, r ? a.b + b.b : 0};
     } else if (!strcmp(op, "Div")) {
         if (!b.c)
             return fail(c, FOLD_MALFORMED, "an integer division by zero");
+        if (a.c == INT64_MIN && b.c == -1)
+            return overflow(c);
         if (a.b == b.b)
             *out = (FDim){a.c / b.c, 0};
         else if (a.b && a.c % b.c == 0)
@@ -320,8 +351,8 @@ static int broadcast(Ctx *c, FoldVal **in, int nin, FoldVal *out)
                 r = x;
             else if (!dim_eq(r, x)) {
                 char s1[200], s2[200];
-                return fail(c, FOLD_MALFORMED, "shapes %s and %s do not broadcast", shape_str(in[0], s1, sizeof s1),
-                            shape_str(in[k], s2, sizeof s2));
+                return fail(c, FOLD_MALFORMED, "shapes %s and %s do not broadcast",
+                            fold_shape_str(in[0], s1, sizeof s1), fold_shape_str(in[k], s2, sizeof s2));
             }
         }
         out->dims[d] = r;
@@ -354,8 +385,11 @@ static int alloc_const(Ctx *c, FoldVal *v, int isfloat)
         if (v->dims[d].b)
             return fail(c, FOLD_UNSUPPORTED, "constant whose shape depends on the batch size");
     int64_t n = count_of(v);
-    if (n > FOLD_MAX)
-        return fail(c, FOLD_MALFORMED, "a constant of %lld elements (at most %d)", (long long)n, FOLD_MAX);
+    for (int d = 0; d < v->rank; d++)
+        if (v->dims[d].c < 0)
+            return fail(c, FOLD_MALFORMED, "a constant with a negative axis, %lld", (long long)v->dims[d].c);
+    if (n < 0 || n > FOLD_MAX)
+        return fail(c, FOLD_MALFORMED, "a constant of more than %d elements", FOLD_MAX);
     v->kind = FV_CONST;
     v->count = n;
     if (isfloat)
@@ -507,10 +541,10 @@ static int elementwise_fold(Ctx *c, const char *op, FoldVal **in, int nin, FoldV
         } else if (logic) {
             int64_t r = !strcmp(op, "Not") ? !a.c : !strcmp(op, "And") ? (a.c && b.c) : (a.c || b.c);
             o->i[k] = (FDim){r, 0};
-        } else if (!strcmp(op, "Neg")) {
-            o->i[k] = (FDim){-a.c, a.b};
-        } else if (!strcmp(op, "Abs")) {
-            o->i[k] = (FDim){a.c < 0 ? -a.c : a.c, a.b};
+        } else if (!strcmp(op, "Neg") || !strcmp(op, "Abs")) {
+            if (a.c == INT64_MIN)
+                return overflow(c);
+            o->i[k] = (FDim){!strcmp(op, "Abs") && a.c >= 0 ? a.c : -a.c, a.b};
         } else if (!strcmp(op, "Floor") || !strcmp(op, "Ceil")) {
             o->i[k] = a;
         } else if (!strcmp(op, "Pow")) {
@@ -518,7 +552,8 @@ static int elementwise_fold(Ctx *c, const char *op, FoldVal **in, int nin, FoldV
                 return dyn(c);
             int64_t r = 1;
             for (int64_t e = 0; e < b.c; e++)
-                r *= a.c;
+                if (__builtin_mul_overflow(r, a.c, &r))
+                    return overflow(c);
             o->i[k] = (FDim){r, 0};
         } else if (sym_arith(c, op, a, b, &o->i[k])) {
             return -1;
@@ -614,7 +649,7 @@ static int reshape_dims(Ctx *c, const FoldVal *x, const FDim *sh, int n, int all
         o->dims[infer] = (FDim){total.c / known.c, total.b - known.b};
     } else if (!dim_eq(known, total)) {
         char a[200], b[48];
-        return fail(c, FOLD_MALFORMED, "reshape of %s to %s elements", shape_str(x, a, sizeof a),
+        return fail(c, FOLD_MALFORMED, "reshape of %s to %s elements", fold_shape_str(x, a, sizeof a),
                     fold_dim_str(known, b, sizeof b));
     }
     return 0;
@@ -738,6 +773,7 @@ static int op_concat(Ctx *c, FOp *o)
     if (norm_axis(c, fold_attr_int(o->n, "axis", 0), x0->rank, &axis))
         return -1;
     same_shape(y, x0);
+    y->type = x0->type;
     y->dims[axis] = (FDim){0, 0};
     for (int k = 0; k < o->nin; k++) {
         FoldVal *x = o->in[k];
@@ -745,6 +781,8 @@ static int op_concat(Ctx *c, FOp *o)
             continue;
         if (x->rank != x0->rank)
             return fail(c, FOLD_MALFORMED, "Concat of ranks %d and %d", x0->rank, x->rank);
+        if (x->type != x0->type)
+            return fail(c, FOLD_MALFORMED, "Concat of %s and %s", type_str(x0->type), type_str(x->type));
         for (int d = 0; d < x->rank; d++)
             if (d != axis && !dim_eq(x->dims[d], x0->dims[d]))
                 return fail(c, FOLD_MALFORMED, "Concat of shapes that differ off axis %d", axis);
@@ -782,6 +820,8 @@ static int op_gather(Ctx *c, FOp *o)
         return -1;
     if (x->rank - 1 + idx->rank > ONNX_MAX_RANK)
         return fail(c, FOLD_MALFORMED, "rank over %d", ONNX_MAX_RANK);
+    if (idx->type != ONNX_INT32 && idx->type != ONNX_INT64)
+        return fail(c, FOLD_MALFORMED, "Gather's indices are %s, not int32 or int64", type_str(idx->type));
     y->rank = 0;
     for (int d = 0; d < axis; d++)
         y->dims[y->rank++] = x->dims[d];
@@ -877,11 +917,14 @@ static int slices_of(Ctx *c, FOp *o, Slices *s)
     return 0;
 }
 
+/* b and e clamped (fold_clamp_slice), step any non-zero int64 */
 static int64_t slice_len(int64_t b, int64_t e, int64_t step)
 {
+    int64_t below = step > 0 ? step - 1 : -(step + 1); /* |step| - 1, for INT64_MIN too */
+    uint64_t a = (uint64_t)below + 1;
     if (step > 0)
-        return e > b ? (e - b + step - 1) / step : 0;
-    return b > e ? (b - e - step - 1) / -step : 0;
+        return e > b ? (int64_t)((uint64_t)(e - b - 1) / a) + 1 : 0;
+    return b > e ? (int64_t)((uint64_t)(b - e - 1) / a) + 1 : 0;
 }
 
 static int op_slice(Ctx *c, FOp *o)
@@ -924,6 +967,8 @@ static int op_split(Ctx *c, FOp *o)
     const OnnxAttr *sa = fold_attr(o->n, "split");
     if (o->nout > 64)
         return fail(c, FOLD_UNSUPPORTED, "Split into %d", o->nout);
+    if (o->nout < 1)
+        return fail(c, FOLD_MALFORMED, "Split without outputs");
     if (sa && sa->kind == ONNX_ATTR_INTS) {
         if (sa->n != o->nout)
             return fail(c, FOLD_MALFORMED, "Split has %d sizes for %d outputs", sa->n, o->nout);
@@ -942,9 +987,8 @@ static int op_split(Ctx *c, FOp *o)
     }
     int64_t total = 0;
     for (int k = 0; k < n; k++) {
-        if (sizes[k] < 0)
+        if (sizes[k] < 0 || __builtin_add_overflow(total, sizes[k], &total))
             return fail(c, FOLD_MALFORMED, "Split size %lld", (long long)sizes[k]);
-        total += sizes[k];
     }
     if (total != x->dims[axis].c)
         return fail(c, FOLD_MALFORMED, "Split sizes sum to %lld, not %lld", (long long)total,
@@ -1021,27 +1065,31 @@ static int op_constant_of_shape(Ctx *c, FOp *o)
         return -1;
     y->rank = n;
     memcpy(y->dims, sh, (size_t)n * sizeof *sh);
-    for (int d = 0; d < n; d++)
-        if (sh[d].b)
-            return 0; /* batch-sized (an RNN's zero state): computed, not folded */
     const OnnxAttr *a = fold_attr(o->n, "value");
     double v = 0;
+    int64_t iv = 0;
     int isfloat = 1;
     y->type = ONNX_FLOAT;
     if (a && a->kind == ONNX_ATTR_TENSOR) {
         if (!a->t->supported || a->t->count != 1)
             return fail(c, FOLD_UNSUPPORTED, "ConstantOfShape value");
         isfloat = a->t->f != NULL;
-        v = isfloat ? a->t->f[0] : (double)a->t->i[0];
+        if (isfloat)
+            v = a->t->f[0];
+        else
+            iv = a->t->i[0];
         y->type = isfloat ? ONNX_FLOAT : a->t->type;
     }
+    for (int d = 0; d < n; d++)
+        if (sh[d].b)
+            return 0; /* batch-sized (an RNN's zero state): computed, not folded */
     if (alloc_const(c, y, isfloat))
         return -1;
     for (int64_t k = 0; k < y->count; k++)
         if (y->f)
             y->f[k] = v;
         else
-            y->i[k] = (FDim){(int64_t)v, 0};
+            y->i[k] = (FDim){iv, 0};
     return 0;
 }
 
@@ -1057,7 +1105,7 @@ static int op_range(Ctx *c, FOp *o)
     double n = ceil((l - s) / d);
     if (n < 0)
         n = 0;
-    if (n > FOLD_MAX)
+    if (!(n <= FOLD_MAX))
         return fail(c, FOLD_MALFORMED, "Range of %g elements", n);
     y->rank = 1;
     y->dims[0] = (FDim){(int64_t)n, 0};
@@ -1067,8 +1115,8 @@ static int op_range(Ctx *c, FOp *o)
     for (int64_t k = 0; k < y->count; k++)
         if (y->f)
             y->f[k] = s + (double)k * d;
-        else
-            y->i[k] = (FDim){(int64_t)(s + (double)k * d), 0};
+        else if (to_int(c, s + (double)k * d, &y->i[k].c))
+            return -1;
     return 0;
 }
 
@@ -1103,8 +1151,9 @@ static int op_trilu(Ctx *c, FOp *o)
     y->type = x->type;
     if (!o->known)
         return 0;
-    double kk = 0;
-    if (IN(o, 1) && elem_f(c, o->in[1], 0, &kk))
+    double kf = 0;
+    int64_t kk = 0;
+    if (IN(o, 1) && (elem_f(c, o->in[1], 0, &kf) || to_int(c, kf, &kk)))
         return -1;
     int upper = (int)fold_attr_int(o->n, "upper", 1);
     if (alloc_like(c, y, x))
@@ -1112,7 +1161,7 @@ static int op_trilu(Ctx *c, FOp *o)
     int64_t R = x->dims[x->rank - 2].c, C = x->dims[x->rank - 1].c;
     for (int64_t k = 0; k < y->count; k++) {
         int64_t j = k % C, i = (k / C) % R;
-        int keep = upper ? j - i >= (int64_t)kk : j - i <= (int64_t)kk;
+        int keep = upper ? j - i >= kk : j - i <= kk;
         if (y->f)
             y->f[k] = keep ? x->f[k] : 0;
         else
@@ -1143,7 +1192,9 @@ static int op_cast(Ctx *c, FOp *o)
             y->i[k] = to == ONNX_BOOL ? (FDim){x->i[k].c != 0, 0} : x->i[k];
         } else {
             double v = x->f[k];
-            y->i[k] = (FDim){to == ONNX_BOOL ? v != 0 : (int64_t)v, 0};
+            y->i[k] = (FDim){v != 0, 0};
+            if (to != ONNX_BOOL && to_int(c, v, &y->i[k].c))
+                return -1;
         }
     }
     return 0;
@@ -1160,6 +1211,26 @@ static int op_gather_elements(Ctx *c, FOp *o)
     return 0;
 }
 
+/* ONNX's type constraints of the elementwise ops: one element type T for
+ * the operands (Pow's exponent aside), bool for the logical ops and
+ * Where's condition.  fold tells the float types apart from none other
+ * (they are all ONNX_FLOAT here). */
+static int elementwise_types(Ctx *c, const char *op, FoldVal **in, int nin)
+{
+    int logic = !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or");
+    int where = !strcmp(op, "Where"), first = where ? 1 : 0, last = !strcmp(op, "Pow") ? 1 : nin;
+    if (where && in[0]->type != ONNX_BOOL)
+        return fail(c, FOLD_MALFORMED, "Where's condition is %s, not bool", type_str(in[0]->type));
+    for (int k = first; k < last; k++) {
+        if (logic && in[k]->type != ONNX_BOOL)
+            return fail(c, FOLD_MALFORMED, "%s of %s, not bool", op, type_str(in[k]->type));
+        if (in[k]->type != in[first]->type)
+            return fail(c, FOLD_MALFORMED, "%s of %s and %s: its operands have one element type", op,
+                        type_str(in[first]->type), type_str(in[k]->type));
+    }
+    return 0;
+}
+
 static int op_elementwise(Ctx *c, FOp *o)
 {
     FoldVal *ins[16];
@@ -1172,6 +1243,8 @@ static int op_elementwise(Ctx *c, FOp *o)
     if (!nin)
         return fail(c, FOLD_MALFORMED, "no inputs");
     const char *op = o->n->op_type;
+    if (elementwise_types(c, op, ins, nin))
+        return -1;
     if (o->known) {
         if (nin > 2 && strcmp(op, "Where")) { /* variadic Max, Min, Sum: fold pairwise */
             return fail(c, FOLD_UNSUPPORTED, "%s of %d constants", op, nin);
@@ -1231,7 +1304,8 @@ static int op_matmul(Ctx *c, FOp *o)
     }
     if (!dim_eq(A.dims[A.rank - 1], B.dims[B.rank - 2])) {
         char s1[200], s2[200];
-        return fail(c, FOLD_MALFORMED, "MatMul of %s and %s", shape_str(a, s1, sizeof s1), shape_str(b, s2, sizeof s2));
+        return fail(c, FOLD_MALFORMED, "MatMul of %s and %s", fold_shape_str(a, s1, sizeof s1),
+                    fold_shape_str(b, s2, sizeof s2));
     }
     FoldVal ba = A, bb = B;
     ba.rank -= 2, bb.rank -= 2;
@@ -1314,8 +1388,12 @@ static int window(Ctx *c, FOp *o, const int64_t *kernel, int nsp, Window *w, int
     for (int i = 0; i < nsp; i++) {
         w->k[i] = kernel[i];
         w->op[i] = opad ? opad->ints[i] : 0;
-        if (w->k[i] < 1 || (st && st->ints[i] < 1) || (di && di->ints[i] < 1) ||
-            (pa && (pa->ints[i] < 0 || pa->ints[i + nsp] < 0)) || w->op[i] < 0)
+        /* each at most 2^31 - 1, so that the sizes below fit in int64 */
+        const int64_t M = ONNX_MAX_ELEMENTS;
+        if (w->k[i] < 1 || w->k[i] > M || (st && (st->ints[i] < 1 || st->ints[i] > M)) ||
+            (di && (di->ints[i] < 1 || di->ints[i] > M)) ||
+            (pa && (pa->ints[i] < 0 || pa->ints[i] > M || pa->ints[i + nsp] < 0 || pa->ints[i + nsp] > M)) ||
+            w->op[i] < 0 || w->op[i] > M)
             return fail(c, FOLD_MALFORMED, "a window size, stride, dilation or pad out of range");
         if (x->dims[2 + i].b)
             return dyn(c);
@@ -1506,6 +1584,9 @@ static int op_pad(Ctx *c, FOp *o)
             continue;
         if (x->dims[d].b)
             return dyn(c);
+        if (pads[d] < -ONNX_MAX_ELEMENTS || pads[d] > ONNX_MAX_ELEMENTS || pads[d + x->rank] < -ONNX_MAX_ELEMENTS ||
+            pads[d + x->rank] > ONNX_MAX_ELEMENTS)
+            return fail(c, FOLD_MALFORMED, "Pad of more than %lld", (long long)ONNX_MAX_ELEMENTS);
         y->dims[d].c += pads[d] + pads[d + x->rank];
         if (y->dims[d].c < 0)
             return fail(c, FOLD_MALFORMED, "Pad makes axis %d negative", d);
@@ -1543,7 +1624,10 @@ static int op_resize(Ctx *c, FOp *o)
                 return dyn(c);
             continue;
         }
-        y->dims[d].c = (int64_t)floor((double)x->dims[d].c * s);
+        if (!(s > 0))
+            return fail(c, FOLD_MALFORMED, "Resize scale %g", s);
+        if (to_int(c, floor((double)x->dims[d].c * s), &y->dims[d].c))
+            return -1;
     }
     return 0;
 }
@@ -1673,6 +1757,77 @@ static const OpRule rules[] = {
     {NULL, op_same, 1}, /* the rest: same shape as input 0 */
 };
 
+/* The attributes fold and lift read, by kind: ONNX gives each name one
+ * kind in every op that has it.  A hostile file's `perm` of floats must
+ * not be read as ints. */
+static const struct {
+    const char *name;
+    OnnxAttrKind kind;
+} attr_kinds[] = {
+    {"activations", ONNX_ATTR_STRINGS},
+    {"axes", ONNX_ATTR_INTS},
+    {"clip", ONNX_ATTR_FLOAT},
+    {"dilations", ONNX_ATTR_INTS},
+    {"kernel_shape", ONNX_ATTR_INTS},
+    {"output_padding", ONNX_ATTR_INTS},
+    {"output_shape", ONNX_ATTR_INTS},
+    {"pads", ONNX_ATTR_INTS},
+    {"perm", ONNX_ATTR_INTS},
+    {"split", ONNX_ATTR_INTS},
+    {"strides", ONNX_ATTR_INTS},
+    {"alpha", ONNX_ATTR_FLOAT},
+    {"beta", ONNX_ATTR_FLOAT},
+    {"epsilon", ONNX_ATTR_FLOAT},
+    {"momentum", ONNX_ATTR_FLOAT},
+    {"axis", ONNX_ATTR_INT},
+    {"keepdims", ONNX_ATTR_INT},
+    {"group", ONNX_ATTR_INT},
+    {"to", ONNX_ATTR_INT},
+    {"auto_pad", ONNX_ATTR_STRING},
+    {"mode", ONNX_ATTR_STRING},
+};
+
+static const char *attr_kind_str(OnnxAttrKind k)
+{
+    static const char *const names[] = {
+        "float",   "int",     "string", "tensor",        "graph",          "floats",     "ints",
+        "strings", "tensors", "graphs", "sparse_tensor", "sparse_tensors", "type_proto", "type_protos"};
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
+
+static int check_attrs(Ctx *c, const OnnxNode *n)
+{
+    for (int k = 0; k < n->nattrs; k++)
+        for (size_t j = 0; j < sizeof attr_kinds / sizeof *attr_kinds; j++)
+            if (!strcmp(n->attrs[k].name, attr_kinds[j].name) && n->attrs[k].kind != attr_kinds[j].kind)
+                return fail(c, FOLD_MALFORMED, "attribute '%s' is of kind %s, not %s", attr_kinds[j].name,
+                            attr_kind_str(n->attrs[k].kind), attr_kind_str(attr_kinds[j].kind));
+    return 0;
+}
+
+/* The language computes in f32: a run-time integer (an integer input, or
+ * an integer a node computes) can only be the ids of an embedding,
+ * Gather's indices, or pass through Identity and Cast (lift maps those)
+ * or give its shape.  A bool a node computes (Equal, Less, ...) is an f32
+ * mask in the language; a bool input is an i32 like the integers. */
+static int check_int_reads(Ctx *c, const OnnxNode *n, FoldVal **in)
+{
+    const char *op = n->op_type;
+    if (!strcmp(op, "Identity") || !strcmp(op, "Cast") || !strcmp(op, "Shape") || !strcmp(op, "Size"))
+        return 0;
+    for (int k = 0; k < n->ninputs; k++) {
+        const FoldVal *v = in[k];
+        if (!v || v->type == ONNX_FLOAT || (v->kind != FV_INPUT && v->kind != FV_NODE) ||
+            (v->kind == FV_NODE && v->type == ONNX_BOOL) || (!strcmp(op, "Gather") && k == 1))
+            continue;
+        return fail(c, FOLD_UNSUPPORTED,
+                    "%s reading the %s tensor '%s' at run time (the language computes in f32; its only integer "
+                    "tensors are an embedding's ids)",
+                    op, type_str(v->type), v->name);
+    }
+    return 0;
+}
+
 static int run_node(Ctx *c, int idx)
 {
     Fold *f = c->f;
@@ -1681,6 +1836,8 @@ static int run_node(Ctx *c, int idx)
     FoldVal *in[64], *out[64];
     if (n->ninputs > 64 || n->noutputs > 64)
         return fail(c, FOLD_UNSUPPORTED, "node with %d inputs and %d outputs", n->ninputs, n->noutputs);
+    if (check_attrs(c, n))
+        return -1;
     int known = 1;
     for (int k = 0; k < n->ninputs; k++) {
         in[k] = fold_val(f, n->inputs[k]);
@@ -1696,7 +1853,9 @@ static int run_node(Ctx *c, int idx)
         out[k] = add_val(f, n->outputs[k][0] ? n->outputs[k] : "");
         out[k]->kind = FV_NODE;
         out[k]->node = idx;
-        out[k]->type = ONNX_FLOAT;
+        /* the type of input 0 unless the op's rule says otherwise: the
+         * shape ops (Reshape, Transpose, ...) keep an integer tensor's */
+        out[k]->type = n->ninputs > 0 && in[0] ? in[0]->type : ONNX_FLOAT;
     }
     FOp o = {n, in, n->ninputs, out, n->noutputs, known && is_foldable(n->op_type)};
     const OpRule *r = rules;
@@ -1707,7 +1866,9 @@ static int run_node(Ctx *c, int idx)
             return -1;
     if (!strcmp(n->op_type, "Constant"))
         o.known = 1;
-    if (r->fn(c, &o))
+    /* after the op's rule, whose checks (a type ONNX does not allow)
+     * come first */
+    if (r->fn(c, &o) || (!known && check_int_reads(c, n, in)))
         return -1;
     int all = n->noutputs > 0;
     for (int k = 0; k < n->noutputs; k++) {
@@ -1716,6 +1877,13 @@ static int run_node(Ctx *c, int idx)
         for (int d = 0; d < out[k]->rank; d++)
             if (out[k]->dims[d].c < 0 || out[k]->dims[d].c > ONNX_MAX_ELEMENTS)
                 return fail(c, FOLD_MALFORMED, "an axis of %lld", (long long)out[k]->dims[d].c);
+        /* the language's limit, as the reader's on inputs */
+        int64_t e = count_of(out[k]);
+        if (e < 0 || e > ONNX_MAX_ELEMENTS) {
+            char sh[400];
+            return fail(c, FOLD_MALFORMED, "'%s' of shape %s: more than %lld elements per example", out[k]->name,
+                        fold_shape_str(out[k], sh, sizeof sh), (long long)ONNX_MAX_ELEMENTS);
+        }
     }
     f->folded[idx] = (unsigned char)all;
     return 0;
@@ -1795,6 +1963,13 @@ Fold *fold_run(const OnnxModel *m, FoldStatus *status)
                 v->uses++;
         }
     }
+    /* a param becomes a `param` of the model: the language's dims are positive */
+    for (int k = 0; k < f->nvals; k++)
+        if (f->vals[k].kind == FV_PARAM && f->vals[k].uses && !f->vals[k].count) {
+            fail(&c, FOLD_UNSUPPORTED, "initializer '%s' without elements (the language's dims are positive)",
+                 f->vals[k].name);
+            goto bad;
+        }
     for (int k = 0; k < m->noutputs; k++) {
         FoldVal *v = fold_val(f, m->outputs[k].name);
         if (!v) {
@@ -1819,7 +1994,7 @@ void fold_dump(const Fold *f, FILE *out)
             continue;
         char s[400];
         fprintf(out, "%-5s %s %s %s", kinds[v->kind], v->name, onnx_type_name(v->type) ? onnx_type_name(v->type) : "?",
-                shape_str(v, s, sizeof s));
+                fold_shape_str(v, s, sizeof s));
         if (v->kind == FV_CONST) {
             fputs(" =", out);
             for (int64_t e = 0; e < v->count && e < 16; e++) {

@@ -93,6 +93,8 @@ int fold_window_pads(const OnnxNode *n, const FoldVal *x, int nsp, const int64_t
                      int64_t *pb, int64_t *pe);
 /* "3", "N", "4 * N", for messages */
 const char *fold_dim_str(FDim d, char *buf, size_t cap);
+/* "[N, 3, 4]", for messages */
+const char *fold_shape_str(const FoldVal *v, char *buf, size_t cap);
 
 /* The imported program, ready to print. */
 typedef struct LiftTensor {
@@ -118,5 +120,11 @@ typedef enum LiftLoss { LIFT_LOSS_NONE, LIFT_LOSS_CROSS_ENTROPY, LIFT_LOSS_MSE }
 Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus *status);
 /* The weights as a safetensors file, in memory (malloc'd). */
 char *lift_safetensors(const Lift *l, size_t *len);
+/* The last check before anything is written: `text` (len bytes, the
+ * lifted tree as source.c prints it), as the file `path`, parses and
+ * elaborates (from memory: nothing is read from the disk).  0 when it
+ * compiles; else its diagnostics have been reported and it returns -1.
+ * Both `nnc import` (main.c) and the fuzz target call it. */
+int lift_compiles(const char *path, const char *text, size_t len);
 
 #endif

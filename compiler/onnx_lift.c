@@ -34,6 +34,8 @@
 #include <string.h>
 
 #include "diag.h"
+#include "load.h"
+#include "model.h"
 #include "source.h"
 
 enum { S_NODE, S_LINEAR, S_LAYERNORM, S_GELU, S_CAUSAL, S_CALL };
@@ -102,7 +104,11 @@ typedef struct L {
     NodeVec decls;
     LiftTensor *tensors;
     int ntensors, captensors;
-    const char *batch; /* the batch dim's name in the source */
+    const char *batch;        /* the batch dim's name in the source */
+    int *rd_start;            /* per value index v: its readers are rd[rd_start[v] .. rd_start[v + 1]) */
+    int *rd;                  /* the nodes (not folded) that read each value, in the graph's order */
+    unsigned char *graph_out; /* per value index: a graph output */
+    int *mark, stamp;         /* per value index: signature's scratch, valid when mark[v] == stamp */
 } L;
 
 /* ---- messages ------------------------------------------------------------ */
@@ -114,6 +120,8 @@ static int fail(L *l, FoldStatus st, const OnnxNode *n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (l->status != FOLD_OK)
+        return -1; /* one error line: the first */
     fold_report(l->m, n, st, msg);
     l->status = st;
     return -1;
@@ -276,22 +284,49 @@ static int scalar_const(const FoldVal *v, double *out) { return is_const(v) && v
 
 /* ---- pass 1: steps --------------------------------------------------------- */
 
+/* The readers of every value, indexed once: the matches of pass 1 ask
+ * for them at nearly every node, and a scan of the graph each time made
+ * the import quadratic in its nodes. */
+static void index_readers(L *l)
+{
+    const OnnxModel *m = l->m;
+    int nv = l->f->nvals;
+    l->rd_start = xcalloc((size_t)nv + 2, sizeof *l->rd_start);
+    int *last = xcalloc((size_t)nv + 1, sizeof *last); /* the last node counted for a value, + 1 */
+    int *fill = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        memset(last, 0, ((size_t)nv + 1) * sizeof *last);
+        for (int k = 0; k < m->nnodes; k++) {
+            if (l->f->folded[k])
+                continue;
+            const OnnxNode *nd = &m->nodes[k];
+            for (int j = 0; j < nd->ninputs; j++) {
+                const FoldVal *v = fold_val(l->f, nd->inputs[j]);
+                if (!v || last[vidx(l, v)] == k + 1) /* a node that reads v twice reads it once */
+                    continue;
+                last[vidx(l, v)] = k + 1;
+                if (pass == 0)
+                    l->rd_start[vidx(l, v) + 2]++;
+                else
+                    l->rd[fill[vidx(l, v)]++] = k;
+            }
+        }
+        if (pass == 0) {
+            for (int v = 0; v < nv; v++)
+                l->rd_start[v + 2] += l->rd_start[v + 1];
+            l->rd = xcalloc((size_t)l->rd_start[nv + 1] + 1, sizeof *l->rd);
+            fill = l->rd_start + 1; /* counts up to each value's end */
+        }
+    }
+    free(last);
+}
+
 /* The nodes (not folded) that read value v. */
 static int readers(const L *l, const FoldVal *v, int *out, int max)
 {
-    int n = 0;
-    for (int k = 0; k < l->m->nnodes; k++) {
-        if (l->f->folded[k])
-            continue;
-        const OnnxNode *nd = node_at(l, k);
-        for (int j = 0; j < nd->ninputs; j++)
-            if (nd->inputs[j][0] && !strcmp(nd->inputs[j], v->name)) {
-                if (n < max)
-                    out[n] = k;
-                n++;
-                break;
-            }
-    }
+    int b = l->rd_start[vidx(l, v)], n = l->rd_start[vidx(l, v) + 1] - b;
+    for (int k = 0; k < n && k < max; k++)
+        out[k] = l->rd[b + k];
     return n;
 }
 
@@ -769,13 +804,7 @@ static int inside(const L *l, const FoldVal *v, const Module *m)
     return s && !s->dead && is_under(s->mod, m);
 }
 
-static int is_graph_output(const L *l, const FoldVal *v)
-{
-    for (int k = 0; k < l->m->noutputs; k++)
-        if (!strcmp(l->m->outputs[k].name, v->name))
-            return 1;
-    return 0;
-}
+static int is_graph_output(const L *l, const FoldVal *v) { return l->graph_out[vidx(l, v)]; }
 
 /* The steps of m's subtree. */
 static void subtree_steps(const L *l, const Module *m, Step ***out, int *n)
@@ -834,20 +863,22 @@ static int signature(L *l, Module *m)
             }
         }
     }
-    /* outputs: values read outside, or the graph's */
+    /* outputs: values read outside, or the graph's (the values the steps
+     * outside read, marked in one pass: linear in the steps) */
+    l->stamp++;
+    for (int j = 0; j < l->nsteps; j++) {
+        Step *t = l->steps[j];
+        if (t->dead || !t->mod || is_under(t->mod, m))
+            continue;
+        FoldVal *r[64];
+        int nr = step_reads(t, r);
+        for (int k = 0; k < nr; k++)
+            if (r[k])
+                l->mark[vidx(l, r[k])] = l->stamp;
+    }
     for (int i = 0; i < n; i++) {
         FoldVal *v = ss[i]->out;
-        int out = is_graph_output(l, v);
-        for (int j = 0; j < l->nsteps && !out; j++) {
-            Step *t = l->steps[j];
-            if (t->dead || !t->mod || is_under(t->mod, m))
-                continue;
-            FoldVal *r[64];
-            int nr = step_reads(t, r);
-            for (int k = 0; k < nr; k++)
-                out |= r[k] == v;
-        }
-        if (!out)
+        if (!is_graph_output(l, v) && l->mark[vidx(l, v)] != l->stamp)
             continue;
         if (m->out && m->out != v)
             return -1;
@@ -1006,7 +1037,9 @@ static Node *std_layer(L *l, Module *m)
             arg(c, "bias", boolean(0));
         return c;
     }
-    if (s->kind == S_LAYERNORM && s->in[1] == w && s->in[2] == b && b) {
+    /* the layers' hparams have ranges (std.nn's `where`): outside them, the
+     * node is written as an expression, or says what is unsupported */
+    if (s->kind == S_LAYERNORM && s->in[1] == w && s->in[2] == b && b && s->eps > 0) {
         Node *c = ident("LayerNorm");
         if (!near(s->eps, 1e-5)) {
             c = call("LayerNorm", NULL);
@@ -1033,7 +1066,8 @@ static Node *std_layer(L *l, Module *m)
         return c;
     }
     if (!strcmp(n->op_type, "LayerNormalization") && s->in[1] == w && s->nin > 2 && s->in[2] == b && b &&
-        (fold_attr_int(n, "axis", -1) == -1 || fold_attr_int(n, "axis", -1) == s->in[0]->rank - 1)) {
+        (fold_attr_int(n, "axis", -1) == -1 || fold_attr_int(n, "axis", -1) == s->in[0]->rank - 1) &&
+        fold_attr_float(n, "epsilon", 1e-5f) > 0) {
         double eps = fold_attr_float(n, "epsilon", 1e-5f);
         if (near(eps, 1e-5))
             return ident("LayerNorm");
@@ -1043,11 +1077,12 @@ static Node *std_layer(L *l, Module *m)
     }
     if (!strcmp(n->op_type, "BatchNormalization") && s->in[1] == w && s->in[2] == b && b) {
         int mi = param_index(m, "running_mean"), vi = param_index(m, "running_var");
-        if (mi < 0 || vi < 0 || s->in[3] != m->params[mi] || s->in[4] != m->params[vi] || s->outk)
+        double mom = 1 - (double)fold_attr_float(n, "momentum", 0.9f), eps = fold_attr_float(n, "epsilon", 1e-5f);
+        if (mi < 0 || vi < 0 || s->in[3] != m->params[mi] || s->in[4] != m->params[vi] || s->outk ||
+            !(mom >= 0 && mom <= 1 && eps > 0))
             return NULL;
         m->pstate[mi] = m->pstate[vi] = 1;
         m->bn = 1;
-        double mom = 1 - (double)fold_attr_float(n, "momentum", 0.9f), eps = fold_attr_float(n, "epsilon", 1e-5f);
         Node *c = ident("BatchNorm");
         if (!near(mom, 0.1) || !near(eps, 1e-5)) {
             c = call("BatchNorm", NULL);
@@ -1075,7 +1110,7 @@ static Node *std_layer(L *l, Module *m)
         int64_t g = fold_attr_int(n, "group", 1);
         if (tr) {
             const OnnxAttr *op = fold_attr(n, "output_padding");
-            if (nsp != 2 || g != 1 || dil != 1 || (op && (op->ints[0] || op->ints[1])))
+            if (nsp != 2 || g != 1 || dil != 1 || (op && (op->ints[0] || op->ints[1])) || pad >= k)
                 return NULL;
         }
         Node *c = call(tr ? "ConvTranspose2D" : nsp == 2 ? "Conv2D" : "Conv1D", NULL);
@@ -1409,6 +1444,10 @@ static Node *node_expr(Body *b, const Step *s)
         }
         if (r <= 0)
             return X(0);
+        if (!(r < 1)) {
+            fail(l, FOLD_MALFORMED, n, "Dropout ratio %g, not in [0, 1)", r);
+            return NULL;
+        }
         Node *c = call("dropout", X(0));
         return arg(c, "rate", num_f(r));
     }
@@ -2032,6 +2071,14 @@ static Node *node_expr(Body *b, const Step *s)
                 fail(l, FOLD_UNSUPPORTED, n, "ConvTranspose with groups or dilations");
                 return NULL;
             }
+            /* conv_transpose2d's ranges (PyTorch's) */
+            for (int i = 0; i < 2; i++)
+                if (pb[i] > k[i] - 1 || (op2 && op2->ints[i] >= st[i])) {
+                    fail(l, FOLD_UNSUPPORTED, n,
+                         "ConvTranspose with pads over kernel - 1 or output_padding not under "
+                         "the stride");
+                    return NULL;
+                }
             Node *c = arg(call("conv_transpose2d", x), NULL, w);
             arg(c, "stride", int_arg_list(st, 2, sq));
             arg(c, "padding", int_arg_list(pb, 2, sq));
@@ -2063,7 +2110,9 @@ static Node *node_expr(Body *b, const Step *s)
         /* inference with the given statistics (a training export's
          * BatchNorm is the std layer, which needs its names to nest) */
         if (s->outk || fold_attr_int(n, "training_mode", 0) || n->noutputs > 1) {
-            fail(l, FOLD_UNSUPPORTED, n, "training-mode BatchNormalization outside a module of its own");
+            fail(l, FOLD_UNSUPPORTED, n,
+                 "training-mode BatchNormalization outside a module of its own, or with a momentum outside [0, 1] "
+                 "or an epsilon that is not positive");
             return NULL;
         }
         int64_t sh[ONNX_MAX_RANK];
@@ -2546,8 +2595,13 @@ static int declare(L *l, Module *m, const char *model)
     if (strlen(base) <= 2)
         strcat(base, "Block");
     snprintf(nm, sizeof nm, "%s", base);
+    /* Layer1B ... Layer1Z, then Layer1_27, ...: a name for each of any
+     * number of siblings that print differently */
     for (int k = 0; decl_name_taken(l, nm, model); k++)
-        snprintf(nm, sizeof nm, "%s%c", base, 'B' + k % 25);
+        if (k < 25)
+            snprintf(nm, sizeof nm, "%s%c", base, 'B' + k);
+        else
+            snprintf(nm, sizeof nm, "%s_%d", base, k + 2);
     d->name = xstrdup(nm);
     d->str = text; /* the printed body, for sharing (not printed) */
     m->declname = d->name;
@@ -2952,6 +3006,14 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
     pname = xcalloc((size_t)f->nvals, sizeof *pname);
     inname = xcalloc((size_t)f->nvals, sizeof *inname);
     const OnnxModel *om = f->m;
+    index_readers(l);
+    l->graph_out = xcalloc((size_t)f->nvals, 1);
+    l->mark = xcalloc((size_t)f->nvals, sizeof *l->mark);
+    for (int k = 0; k < om->noutputs; k++) {
+        FoldVal *v = fold_val(f, om->outputs[k].name);
+        if (v)
+            l->graph_out[vidx(l, v)] = 1;
+    }
     if (om->noutputs != 1) {
         fail(l, FOLD_UNSUPPORTED, NULL, "model with %d outputs (nnc models have one)", om->noutputs);
         goto bad;
@@ -2959,6 +3021,16 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
     FoldVal *out = fold_val(f, om->outputs[0].name);
     if (out->type != ONNX_FLOAT) {
         fail(l, FOLD_UNSUPPORTED, NULL, "model whose output is not a float tensor");
+        goto bad;
+    }
+    /* the language's models are batched: the output's first axis is N
+     * (a file exported with a fixed batch size has none) */
+    if (out->rank < 1 || !out->dims[0].b || out->dims[0].c != 1) {
+        char sh[400];
+        fail(l, FOLD_UNSUPPORTED, NULL,
+             "model whose output has the shape %s: a model's output has the batch N as its first axis (export "
+             "with a dynamic first axis)",
+             fold_shape_str(out, sh, sizeof sh));
         goto bad;
     }
     for (int pass = 0; pass < 2; pass++) {
@@ -2974,6 +3046,8 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
             l->flat = assign_steps(l);
         if (!l->flat)
             l->flat = lift_module(l, l->root);
+        if (l->status != FOLD_OK)
+            goto bad;
         if (!l->flat)
             break;
         if (pass == 0)
@@ -3074,6 +3148,7 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
         abstract_decls(l);
     Node *file = mk(ND_FILE);
     for (int k = 0; k < l->decls.n; k++) {
+        free((char *)l->decls.v[k]->str); /* declare's printed body: open_memstream's */
         l->decls.v[k]->str = NULL;
         ast_push(&file->list, l->decls.v[k]);
     }
@@ -3085,6 +3160,8 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
     } else {
         collect_tensors(l, r);
     }
+    if (l->status != FOLD_OK) /* an error reported on the way */
+        goto bad;
     Lift *res = xcalloc(1, sizeof *res);
     res->file = file;
     res->tensors = l->tensors;
@@ -3093,8 +3170,27 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
     *status = FOLD_OK;
     return res;
 bad:
+    for (int k = 0; k < l->decls.n; k++) { /* declare's printed bodies: open_memstream's */
+        free((char *)l->decls.v[k]->str);
+        l->decls.v[k]->str = NULL;
+    }
     *status = l->status == FOLD_OK ? FOLD_UNSUPPORTED : l->status;
     return NULL;
+}
+
+int lift_compiles(const char *path, const char *text, size_t len)
+{
+    SrcFile mem = {path, text, len};
+    ElabOptions opt;
+    memset(&opt, 0, sizeof opt);
+    opt.memfiles = &mem;
+    opt.nmemfiles = 1;
+    int before = diag_errors();
+    Program *prog = load_program(path, &opt);
+    Model **models = NULL;
+    if (prog)
+        model_elaborate(prog, &opt, &models);
+    return prog && diag_errors() == before ? 0 : -1;
 }
 
 /* ---- the weights ------------------------------------------------------------------------ */

@@ -11,8 +11,10 @@ Run from anywhere: /usr/bin/python3 tests/fuzz/make_corpus.py.  The seeds:
 - fuzz_driver_args: command lines of every subcommand, NUL-separated.
 - fuzz_onnx: small ONNX models made with the onnx package (every attribute
   kind, every element type in raw_data and in its typed field, nodes out of
-  order, near misses) and a few of the ONNX test data's (Debian:
-  libonnx-testdata; tests/fuzz/run.sh adds all of its node tests).
+  order, near misses), tests/onnx's PyTorch models made small and exported
+  as check_import.py exports them (with torch), and a few of the ONNX test
+  data's (Debian: libonnx-testdata; tests/fuzz/run.sh adds all of its node
+  tests).
 """
 import json
 import os
@@ -145,6 +147,63 @@ def driver_seeds():
         put("fuzz_driver_args", name, "\0".join(argv))
 
 
+def torch_seeds():
+    """tests/onnx's exported models (export_models.py), made small enough
+    for the target's max_len (tests/fuzz/run.sh): the ResNet (training and
+    eval export), the depthwise-separable CNN, the causal transformer and
+    the LSTM tagger, exported as check_import.py exports them."""
+    try:
+        import io
+        import warnings
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        sys.path.insert(0, os.path.join(root, "tests", "onnx"))
+        import export_models as em
+    except ImportError:
+        print("no torch: fuzz_onnx's exported seeds not written", file=sys.stderr)
+        return
+
+    class ResNet(nn.Module):
+        def __init__(s):
+            super().__init__()
+            s.conv1 = nn.Conv2d(3, 4, 3, 1, 1, bias=False); s.bn1 = nn.BatchNorm2d(4)
+            s.layer1 = nn.Sequential(em.Block(4, 4, 1))
+            s.layer2 = nn.Sequential(em.Block(4, 8, 2))
+            s.fc = nn.Linear(8, 3)
+
+        def forward(s, x):
+            x = F.relu(s.bn1(s.conv1(x)))
+            x = F.adaptive_avg_pool2d(s.layer2(s.layer1(x)), 1).flatten(1)
+            return s.fc(x)
+
+    class MobileNet(nn.Module):
+        def __init__(s):
+            super().__init__()
+            s.stem = nn.Sequential(nn.Conv2d(3, 4, 3, 2, 1, bias=False), nn.BatchNorm2d(4), nn.ReLU6())
+            s.blocks = nn.Sequential(em.DSConv(4, 8, 1), em.DSConv(8, 8, 2))
+            s.classifier = nn.Linear(8, 3)
+
+        def forward(s, x):
+            return s.classifier(s.blocks(s.stem(x)).mean([2, 3]))
+
+    torch.manual_seed(0)
+    image = torch.randn(2, 3, 8, 8)
+    for name, m, x, opset, train in (
+            ("resnet", ResNet(), image, 13, True), ("resnet_eval", ResNet(), image, 13, False),
+            ("mobile", MobileNet(), image, 15, True),
+            ("gpt", em.GPT(vocab=4, d=4, heads=2, T=2, n=1), torch.randint(0, 4, (2, 2)), 14, True),
+            ("tagger", em.Tagger(vocab=8, d=4, hidden=4, tags=3), torch.randint(0, 8, (2, 5)), 17, True)):
+        f = io.BytesIO()
+        m.train(train)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(m, x, f, opset_version=opset, input_names=["x"], output_names=["y"],
+                              training=torch.onnx.TrainingMode.TRAINING if train else torch.onnx.TrainingMode.EVAL,
+                              do_constant_folding=not train, dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+        put("fuzz_onnx", "export_%s.onnx" % name, f.getvalue())
+
+
 def onnx_seeds():
     try:
         import onnx
@@ -208,6 +267,8 @@ def onnx_seeds():
     short = numpy_helper.from_array(np.zeros(12, np.float32), "fc.weight")
     short.dims[:] = [4, 4]
     put("fuzz_onnx", "raw_data_short.onnx", model([mm, add], [x], [y], [short, b]))
+
+    torch_seeds()
 
     data = "/usr/share/libonnx-testdata/data"
     for t in ("node/test_conv_with_strides_padding", "node/test_lstm_defaults", "node/test_if",

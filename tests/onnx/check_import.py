@@ -27,8 +27,14 @@ PyTorch's over the batch of 2).  An LSTM tagger over [T, N] (not batch
 first) is added: with no batch symbol, the import tells the layouts apart
 by the exporter's transposes.
 
+`gpt_large` (import point 6): the causal transformer with three blocks,
+at least 300 ONNX nodes, imports and compiles to C with no diagnostics;
+the import's wall time is printed (docs/import.md, "Speed"), never
+asserted.
+
     check_import.py --nnc NNC --runtime-lib LIB --runtime-include DIR [--include DIR] [--keep]
                     [--fixed-batch] [MODEL...]
+    (MODEL: resnet, mobile, gpt, tagger, pixel, gpt_large; all by default)
 """
 import os
 import re
@@ -116,6 +122,26 @@ def torch_steps(m, x, y, opt, lr):
             noise[n] = tiny | noise[n] if n in noise else tiny
         o.step()
     return {k: v.detach().clone() for k, v in m.state_dict().items()}, noise
+
+
+def large(args, tmp):
+    """gpt_large: a 300-node graph through `nnc import` and the compiler."""
+    import time
+    import onnx
+    torch.manual_seed(SEED)
+    m = em.GPT(n=3)
+    path = os.path.join(tmp, "gpt_large.onnx")
+    export(m, torch.randint(0, 32, (BATCH, 8)), path, 14, True)
+    nodes = len(onnx.load(path).graph.node)
+    check(nodes >= 300, "gpt_large: %d ONNX nodes, fewer than 300" % nodes)
+    runner = parity.Runner(False, dict(os.environ))
+    t0 = time.perf_counter()
+    runner.run([args.nnc, "import", "gpt_large.onnx", "--loss", "cross_entropy"], tmp, "nnc import")
+    secs = time.perf_counter() - t0
+    _, err = runner.run([args.nnc, "gpt_large.nn", "-o", "c", "--emit=all"], tmp, "nnc (the imported source)")
+    check(not err, "gpt_large: nnc printed diagnostics for the imported source: %s" % err)
+    check(os.path.exists(os.path.join(tmp, "c", "gpt_large.c")), "gpt_large: no gpt_large.c")
+    print("gpt_large: %d ONNX nodes imported in %.0f ms (wall, not checked), compiled to C" % (nodes, secs * 1e3))
 
 
 def one(name, args, tmp):
@@ -241,14 +267,17 @@ def main():
         # and float64 runs differ by 3.6e-3 after the third step (1.7e-7
         # after the second), with seed 5 by 1.8e-3; with seed 3 by 2.4e-7.
         SEED = int(os.environ.get("NNC_IMPORT_SEED", "3"))
-    args.models = args.models or list(MODELS) + (list(FIXED_ONLY) if FIXED else [])
+    args.models = args.models or list(MODELS) + (list(FIXED_ONLY) if FIXED else ["gpt_large"])
     args.nnc, args.runtime_lib, args.runtime_include = (
         os.path.abspath(p) for p in (args.nnc, args.runtime_lib, args.runtime_include))
     torch.set_num_threads(1)
     for name in args.models:
         tmp = tempfile.mkdtemp(prefix="nnc-import-%s-" % name)
         try:
-            one(name, args, tmp)
+            if name == "gpt_large":
+                large(args, tmp)
+            else:
+                one(name, args, tmp)
         except parity.ParityError as e:
             check(False, "%s: %s" % (name, e))
         finally:

@@ -2,13 +2,15 @@
 """`nnc import`'s reader (compiler/onnx.c), checked against the onnx package.
 
     check_onnx.py hostile NNC        broken and hostile files: exit 2, one line
-                                     naming the file and the problem, nothing written
+                                     naming the file and the problem, nothing written;
+                                     then files the reader accepts that fold or lift
+                                     refuse (exit 2 or 1, one line) or import
     check_onnx.py corpus NNC DATA    every model.onnx of DATA/node and
                                      DATA/pytorch-converted: --dump=onnx prints
                                      what onnx.load reads, or nnc rejects the file
                                      for a reason computed here from onnx.load
     check_onnx.py replay REPLAY      the hostile files through REPLAY, the fuzz
-                                     target's reader under ASan and UBSan
+                                     target (the whole import) under ASan and UBSan
                                      (tests/fuzz: fuzz_onnx_regress)
     check_onnx.py cli NNC            usage errors (exit 1), the unsupported-op
                                      error, NAME's default (the stem rule)
@@ -513,6 +515,194 @@ def hostile_cases():
     return cases
 
 
+def import_cases():
+    """Files the reader accepts that fold or lift must refuse (or import):
+    (name, bytes, exit status, regex of the message after 'PATH: ').  Exit 2
+    is a file that is not valid ONNX (shapes or types that do not agree, a
+    shape dynamic beyond the batch); exit 1 a valid one nnc cannot express
+    (docs/import.md, "Errors"); exit 0 a file that imports."""
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    node = helper.make_node
+
+    def i64(name, v):
+        return numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+
+    def f32(name, v):
+        return numpy_helper.from_array(np.array(v, dtype=np.float32), name)
+
+    def vi(name, t, shape):
+        return helper.make_tensor_value_info(name, t, shape)
+
+    W = f32("W", np.arange(12).reshape(4, 3))
+    y4 = [vi("y", F, ["N", 4])]
+    x4 = [vi("x4", F, ["N", 2, 4, 4])]
+    cases = []
+
+    def add(name, model, rc, pattern):
+        cases.append((name, model.SerializeToString(), rc, pattern))
+
+    def m(nodes, inits=(), outputs=None, inputs=None, opset=13):
+        return base_model(opset=opset, inits=list(inits), nodes=nodes, outputs=outputs, inputs=inputs)
+
+    # shapes dynamic beyond the batch: N * N, and a target computed at run time
+    add("batch_squared", m([node("Shape", ["x"], ["s"]), node("Gather", ["s", "i0"], ["n"]),
+                            node("Mul", ["n", "n"], ["nn"], name="sq"), node("Unsqueeze", ["nn", "a0"], ["t"]),
+                            node("Concat", ["t", "m1"], ["sh"], axis=0), node("Reshape", ["x", "sh"], ["y"])],
+                           [i64("i0", 0), i64("a0", [0]), i64("m1", [-1])], y4),
+        2, r"^node 'sq' \(Mul\): a shape that is dynamic beyond the batch$")
+    add("reshape_runtime_target", m([node("Reshape", ["x", "r"], ["y"], name="rs")], outputs=y4,
+                                    inputs=[vi("x", F, ["N", 4]), vi("r", I64, [2])]),
+        2, r"^node 'rs' \(Reshape\): a shape that is dynamic beyond the batch: 'r' is known only at run time$")
+    # shapes and types that do not agree
+    add("matmul_mismatch", m([node("MatMul", ["x", "W"], ["y"], name="mm")], [f32("W", np.zeros((5, 3)))]),
+        2, r"^node 'mm' \(MatMul\): MatMul of \[N, 4\] and \[5, 3\]$")
+    add("add_mismatch", m([node("MatMul", ["x", "W"], ["h"]), node("Add", ["h", "B"], ["y"], name="add")],
+                          [W, f32("B", [1, 2, 3, 4])]),
+        2, r"^node 'add' \(Add\): shapes \[N, 3\] and \[4\] do not broadcast$")
+    # (fuzz_onnx found these two: tests/fuzz/regress/fuzz_onnx/add_float_int_input.onnx)
+    add("add_float_int", m([node("MatMul", ["x", "W"], ["h"]), node("Add", ["h", "B"], ["y"], name="add")],
+                           [W, i64("B", [1, 2, 3])]),
+        2, r"^node 'add' \(Add\): Add of float and int64: its operands have one element type$")
+    add("add_float_int_input", m([node("MatMul", ["x", "W"], ["h"]), node("Add", ["h", "b"], ["y"], name="add")],
+                                 [W], inputs=[vi("x", F, ["N", 4]), vi("b", TensorProto.INT32, [3])]),
+        2, r"^node 'add' \(Add\): Add of float and int32")
+    add("where_int_float", m([node("Equal", ["x", "x"], ["c"]), node("Where", ["c", "B", "x"], ["y"], name="w")],
+                             [i64("B", [1, 2, 3, 4])], y4),
+        2, r"^node 'w' \(Where\): Where of int64 and float")
+    add("reshape_two_minus_one", m([node("Reshape", ["x", "sh"], ["y"], name="rs")], [i64("sh", [-1, -1])], y4),
+        2, r"^node 'rs' \(Reshape\): reshape has two -1 axes$")
+    add("reshape_negative", m([node("Reshape", ["x", "sh"], ["y"], name="rs")], [i64("sh", [-2, 4])], y4),
+        2, r"^node 'rs' \(Reshape\): reshape to a negative size$")
+    add("transpose_perm_length", m([node("Transpose", ["x"], ["y"], perm=[1, 0, 2], name="tr")],
+                                   outputs=[vi("y", F, [4, "N"])]),
+        2, r"^node 'tr' \(Transpose\): perm has 3 axes for rank 2$")
+    add("transpose_perm_floats", m([node("Transpose", ["x"], ["y"], perm=[1.0, 0.0], name="tr")],
+                                   outputs=[vi("y", F, [4, "N"])]),
+        2, r"^node 'tr' \(Transpose\): attribute 'perm' is of kind floats, not ints$")
+    add("concat_axis", m([node("Concat", ["x", "x"], ["y"], axis=2, name="cat")], outputs=[vi("y", F, ["N", 8])]),
+        2, r"^node 'cat' \(Concat\): axis 2 is out of range for rank 2$")
+    add("gather_shape_out_of_range", m([node("Shape", ["x"], ["s"]), node("Gather", ["s", "i5"], ["n"], name="g"),
+                                        node("Unsqueeze", ["n", "a0"], ["t"]),
+                                        node("Concat", ["t", "m1"], ["sh"], axis=0),
+                                        node("Reshape", ["x", "sh"], ["y"])],
+                                       [i64("i5", 5), i64("a0", [0]), i64("m1", [-1])], y4),
+        2, r"^node 'g' \(Gather\): index 5 out of range for 2$")
+    add("gather_float_indices", m([node("Shape", ["x"], ["s"]), node("Gather", ["s", "fi"], ["n"], name="g"),
+                                   node("Relu", ["x"], ["y"])], [f32("fi", 0)], y4),
+        2, r"^node 'g' \(Gather\): Gather's indices are float, not int32 or int64$")
+    # sizes past int64, past the language's 2^31 - 1 elements, negative
+    add("reshape_overflow", m([node("Reshape", ["x", "sh"], ["y"], name="rs")],
+                              [i64("sh", [0, 2**40, 2**40, 2**40, -1])], y4),
+        2, r"^node 'rs' \(Reshape\): an integer overflows 64 bits$")
+    add("expand_huge", m([node("Unsqueeze", ["x", "a12"], ["u"]), node("Expand", ["u", "sh"], ["y"], name="ex")],
+                         [i64("a12", [1, 2]), i64("sh", [1, 2**30, 2**30, 4])], y4),
+        2, r"^node 'ex' \(Expand\): 'y' of shape \[N, 1073741824, 1073741824, 4\]: more than 2147483647 elements "
+           r"per example$")
+    add("constant_of_shape_overflow", m([node("ConstantOfShape", ["sh"], ["c"], name="cs"),
+                                         node("Add", ["x", "c"], ["y"])], [i64("sh", [2**32, 2**32, 4])]),
+        2, r"^node 'cs' \(ConstantOfShape\): a constant of more than 16777216 elements$")
+    add("constant_of_shape_negative", m([node("ConstantOfShape", ["sh"], ["c"], name="cs"),
+                                         node("Add", ["x", "c"], ["y"])], [i64("sh", [-1, 4])]),
+        2, r"^node 'cs' \(ConstantOfShape\): a constant with a negative axis, -1$")
+    add("pad_huge", m([node("Pad", ["x", "p"], ["y"], name="pad")], [i64("p", [0, 2**62, 0, 2**62])]),
+        2, r"^node 'pad' \(Pad\): Pad of more than 2147483647$")
+    add("conv_huge_stride", m([node("Conv", ["x4", "w"], ["y"], strides=[2**62, 2**62], name="conv",
+                                    pads=[2**62, 0, 2**62, 0])], [f32("w", np.zeros((2, 2, 1, 1)))], x4, x4),
+        2, r"^node 'conv' \(Conv\): a window size, stride, dilation or pad out of range$")
+    add("range_nan", m([node("Range", ["a", "b", "d"], ["r"], name="rg"), node("Relu", ["x"], ["y"])],
+                       [f32("a", 0), f32("b", np.nan), f32("d", 1)], y4),
+        2, r"^node 'rg' \(Range\): Range of nan elements$")
+    add("split_without_outputs", m([node("Split", ["x"], [], axis=1, name="sp"), node("Relu", ["x"], ["y"])],
+                                   outputs=y4),
+        2, r"^node 'sp' \(Split\): Split without outputs$")
+    add("dropout_ratio", m([node("Dropout", ["x", "r", "t"], ["y"], name="do")],
+                           [f32("r", 1.5), numpy_helper.from_array(np.array(True), "t")], y4),
+        2, r"^node 'do' \(Dropout\): Dropout ratio 1\.5, not in \[0, 1\)$")
+    # valid ONNX that nnc cannot express: exit 1
+    add("empty_graph", m([], outputs=[], inputs=[]), 1, r"^model with 0 outputs \(nnc models have one\)$")
+    add("two_outputs", m([node("Relu", ["x"], ["y"]), node("Relu", ["x"], ["z"])],
+                         outputs=[vi("y", F, ["N", 4]), vi("z", F, ["N", 4])]),
+        1, r"^model with 2 outputs \(nnc models have one\)$")
+    add("unknown_op", m([node("Frobnicate", ["x"], ["y"], name="f")]),
+        1, r"^unsupported op Frobnicate \(ai\.onnx opset 13\) at node 'f'$")
+    add("fixed_batch", m([node("Relu", ["x"], ["y"])], inputs=[vi("x", F, [2, 4])], outputs=[vi("y", F, [2, 4])]),
+        1, r"^model whose output has the shape \[2, 4\]: a model's output has the batch N as its first axis")
+    add("integer_arithmetic", m([node("Add", ["xi", "xi"], ["s"], name="add"), node("Cast", ["s"], ["y"], to=F)],
+                                inputs=[vi("xi", I64, ["N", 4])], outputs=y4),
+        1, r"^unsupported Add reading the int64 tensor 'xi' at run time \(the language computes in f32; its only "
+           r"integer tensors are an embedding's ids\) at node 'add' \(Add\)$")
+    # (fuzz_onnx: regress/fuzz_onnx/matmul_bool_input.onnx, input_zero_axis.onnx, bn_momentum_out_of_range.onnx)
+    add("matmul_bool_input", m([node("MatMul", ["x", "W"], ["y"], name="mm")], [W],
+                               inputs=[vi("x", TensorProto.BOOL, ["N", 4])]),
+        1, r"^unsupported MatMul reading the bool tensor 'x' at run time")
+    add("input_zero_axis", m([node("MatMul", ["x", "W"], ["y"])], [W],
+                             inputs=[vi("x", F, ["N", 4]), vi("z", F, [4, 0])]),
+        1, r"^input 'z' with an axis of size 0 \(the language's dims are positive\)$")
+    bn = node("BatchNormalization", ["x4", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"],
+              ["y", "rm", "rv"], name="/bn/BatchNormalization", momentum=-3.0, training_mode=1)
+    add("batchnorm_momentum", m([bn], [f32("bn.weight", [1, 1]), f32("bn.bias", [0, 0]),
+                                       f32("bn.running_mean", [0, 0]), f32("bn.running_var", [1, 1])], x4, x4),
+        1, r"^unsupported training-mode BatchNormalization outside a module of its own, or with a momentum outside")
+    add("cast_huge", m([node("Constant", [], ["c"], value=helper.make_tensor("v", F, [2], [1e30, 4])),
+                        node("Cast", ["c"], ["ci"], to=I64, name="cast"), node("Reshape", ["x", "ci"], ["y"])],
+                       outputs=y4),
+        1, r"^unsupported value 1e\+30 as a 64-bit integer at node 'cast' \(Cast\)$")
+    # valid: they import
+    add("output_is_input", m([], outputs=[vi("x", F, ["N", 4])]), 0, r"return x\b")
+    add("used_before_defined", m([node("Relu", ["h"], ["y"]), node("MatMul", ["x", "W"], ["h"])], [W]), 0,
+        r"return relu\(x @ ")
+    # 30 sibling modules that print differently: Blocks, BlocksB ... BlocksZ, then Blocks_27 ... (the
+    # names once cycled through B to Z for ever)
+    nodes, inits, prev = [], [], "x"
+    for k in range(30):
+        inits += [f32(f"blocks.{k}.weight", np.ones((4, 4))), f32(f"c{k}", k + 2.0)]
+        nodes += [node("MatMul", [prev, f"blocks.{k}.weight"], [f"m{k}"], name=f"/blocks/blocks.{k}/MatMul"),
+                  node("Mul", [f"m{k}", f"c{k}"], [f"h{k}"], name=f"/blocks/blocks.{k}/Mul")]
+        prev = f"h{k}"
+    add("many_distinct_siblings", m(nodes + [node("Relu", [prev], ["y"])], inits, y4), 0,
+        r"layer BlocksZ \{(.|\n)*layer Blocks_30 \{")
+    return cases
+
+
+def hostile_import(nnc):
+    """import_cases() through `nnc import`: the exit status, one line naming
+    the file, nothing written; or, for exit 0, the two files."""
+    work = tempfile.mkdtemp(prefix="nnc-onnx-")
+    try:
+        for name, data, want_rc, pattern in import_cases():
+            path = os.path.join(work, name + ".onnx")
+            with open(path, "wb") as f:
+                f.write(data)
+            outdir = os.path.join(work, "out_" + name)
+            rc, out, err = run(nnc, "import", path, "-o", outdir)
+            lines = err.splitlines()
+            prefix = f"nnc: error: {path}: "
+            if want_rc == 0:
+                src = os.path.join(outdir, name + ".nn")
+                files = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
+                if rc != 0 or err or files != [name + ".nn", name + ".safetensors"]:
+                    fail(f"{name}: expected exit 0 and {name}.nn, {name}.safetensors; got {rc}, {files}: {err!r}")
+                elif not re.search(pattern, open(src).read()):
+                    fail(f"{name}: {src} does not say /{pattern}/")
+                else:
+                    print(f"ok  {name}: imports")
+            elif rc != want_rc:
+                fail(f"{name}: exit {rc}, expected {want_rc}: {err!r}")
+            elif len(lines) != 1 or not lines[0].startswith(prefix):
+                fail(f"{name}: expected one line '{prefix}...', got {err!r}")
+            elif not re.search(pattern, lines[0][len(prefix):]):
+                fail(f"{name}: '{lines[0][len(prefix):]}' does not say /{pattern}/")
+            elif out:
+                fail(f"{name}: printed {out[:80]!r}")
+            elif os.path.exists(outdir):
+                fail(f"{name}: wrote {outdir}")
+            else:
+                print(f"ok  {name} (exit {rc}): {lines[0][len(prefix):][:110]}")
+    finally:
+        shutil.rmtree(work)
+    return 0
+
+
 def hostile(nnc):
     work = tempfile.mkdtemp(prefix="nnc-onnx-")
     try:
@@ -551,13 +741,13 @@ def hostile(nnc):
             print(f"ok  huge_file: {err.strip()}")
     finally:
         shutil.rmtree(work)
-    return 0
+    return hostile_import(nnc)
 
 
 def replay(binary):
     work = tempfile.mkdtemp(prefix="nnc-onnx-")
     try:
-        for name, data, _ in hostile_cases():
+        for name, data, *_ in hostile_cases() + import_cases():
             with open(os.path.join(work, name + ".onnx"), "wb") as f:
                 f.write(data)
         r = subprocess.run([binary, work], capture_output=True, text=True, timeout=600)
@@ -604,6 +794,11 @@ def cli(nnc):
         rc, out, err = run(nnc, "import", "--help")
         if rc != 0 or b"nnc import MODEL.onnx" not in out:
             fail(f"import --help: exit {rc}")
+        # the stages it dumps and its exit statuses (docs/nnc.1 says the same)
+        for want in (b"[--dump=onnx|fold|source]", b"fold, every value's shape", b"1 when the model uses an op",
+                     b"2 when the file is not valid ONNX"):
+            if want not in b" ".join(out.split()):
+                fail(f"import --help does not say {want!r}")
 
         # a valid file whose ops nnc does not map: exit 1, nothing written
         outdir = os.path.join(work, "out")

@@ -260,6 +260,8 @@ def nnc_import(args, model, tmp):
     m = re.search(r"unsupported op (\S+)", err)
     if m:
         return Fail("unsupported-op:" + m.group(1), first_error(err))
+    if "a model's output has the batch N as its first axis" in err:  # lift's check
+        return Fail("output-not-batched", first_error(err))
     if "does not compile" in err:
         if "whose first dim is the batch" in err:
             return Fail("output-not-batched", first_error(err))
