@@ -1807,18 +1807,21 @@ static int check_attrs(Ctx *c, const OnnxNode *n)
 
 /* The language computes in f32: a run-time integer (an integer input, or
  * an integer a node computes) can only be the ids of an embedding,
- * Gather's indices, or pass through Identity and Cast (lift maps those)
+ * Gather's and GatherElements' indices, Where's condition (float() of
+ * it), or pass through Identity, Cast and CastLike (lift maps those)
  * or give its shape.  A bool a node computes (Equal, Less, ...) is an f32
  * mask in the language; a bool input is an i32 like the integers. */
 static int check_int_reads(Ctx *c, const OnnxNode *n, FoldVal **in)
 {
     const char *op = n->op_type;
-    if (!strcmp(op, "Identity") || !strcmp(op, "Cast") || !strcmp(op, "Shape") || !strcmp(op, "Size"))
+    if (!strcmp(op, "Identity") || !strcmp(op, "Cast") || !strcmp(op, "CastLike") || !strcmp(op, "Shape") ||
+        !strcmp(op, "Size"))
         return 0;
     for (int k = 0; k < n->ninputs; k++) {
         const FoldVal *v = in[k];
         if (!v || v->type == ONNX_FLOAT || (v->kind != FV_INPUT && v->kind != FV_NODE) ||
-            (v->kind == FV_NODE && v->type == ONNX_BOOL) || (!strcmp(op, "Gather") && k == 1))
+            (v->kind == FV_NODE && v->type == ONNX_BOOL) || (!strcmp(op, "Gather") && k == 1) ||
+            (!strcmp(op, "GatherElements") && k == 1) || (!strcmp(op, "Where") && k == 0))
             continue;
         return fail(c, FOLD_UNSUPPORTED,
                     "%s reading the %s tensor '%s' at run time (the language computes in f32; its only integer "
@@ -1921,7 +1924,8 @@ Fold *fold_run(const OnnxModel *m, FoldStatus *status)
         }
         for (int d = 0; d < iv->rank; d++) {
             if (iv->dims[d].value == 0) { /* valid ONNX, but no tensor of the language is empty */
-                fail(&c, FOLD_UNSUPPORTED, "unsupported input '%s' with an empty axis %d (size 0)", iv->name, d);
+                fail(&c, FOLD_UNSUPPORTED, "input '%s' with an axis of size 0 (the language's dims are positive)",
+                     iv->name);
                 goto bad;
             }
             if (iv->dims[d].value > 0)

@@ -3023,9 +3023,15 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
         fail(l, FOLD_UNSUPPORTED, NULL, "model whose output is not a float tensor");
         goto bad;
     }
-    /* the language's models are batched: the output's first axis is N
-     * (a file exported with a fixed batch size has none) */
-    if (out->rank < 1 || !out->dims[0].b || out->dims[0].c != 1) {
+    /* a batched model's output has the batch N as its first axis; a model
+     * with no batch at all (a fixed-batch export) is a fixed-shape model,
+     * whose output is any shape */
+    int batched = 0;
+    for (int k = 0; k < om->ninputs; k++) {
+        const FoldVal *in = fold_val(f, om->inputs[k].name);
+        batched |= in->rank > 0 && in->dims[0].b;
+    }
+    if (batched && (out->rank < 1 || !out->dims[0].b || out->dims[0].c != 1)) {
         char sh[400];
         fail(l, FOLD_UNSUPPORTED, NULL,
              "model whose output has the shape %s: a model's output has the batch N as its first axis (export "
