@@ -532,6 +532,15 @@ static int elementwise_fold(Ctx *c, const char *op, FoldVal **in, int nin, FoldV
             o->f[k] = (float)r;
             continue;
         }
+        if (logic && anyfloat) /* (a unary op's types are not checked before it folds) */
+            return fail(c, FOLD_MALFORMED, "%s of a float tensor, not bool", op);
+        if (cmp && anyfloat) { /* compared as floats */
+            double fa, fb;
+            if (elem_f(c, in[0], bindex(in[0], o, k), &fa) || elem_f(c, in[1], bindex(in[1], o, k), &fb))
+                return -1;
+            o->i[k] = (FDim){!strcmp(op, "Equal") ? fa == fb : !strcmp(op, "Less") ? fa < fb : fa > fb, 0};
+            continue;
+        }
         FDim a = in[0]->i[bindex(in[0], o, k)], b = nin > 1 ? in[1]->i[bindex(in[1], o, k)] : (FDim){0, 0};
         if (cmp) {
             int lt, eq;
