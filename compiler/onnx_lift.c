@@ -686,6 +686,29 @@ static int is_under(const Module *m, const Module *anc)
     return 0;
 }
 
+/* Whether m has children, all of them numbered (a Sequential's) */
+static int kids_numbered(const Module *m)
+{
+    for (int k = 0; k < m->nkids; k++)
+        if (!is_index(m->kids[k]->name, strlen(m->kids[k]->name)))
+            return 0;
+    return m->nkids > 0;
+}
+
+/* The module that the dotted path rest[0..rl) ("0.conv1") names below m,
+ * or NULL */
+static Module *dotted_child(Module *m, const char *rest, size_t rl)
+{
+    while (m && rl) {
+        const char *dot = memchr(rest, '.', rl);
+        size_t cl = dot ? (size_t)(dot - rest) : rl;
+        m = child(m, rest, cl);
+        rest += cl + (dot ? 1 : 0);
+        rl -= cl + (dot ? 1 : 0);
+    }
+    return m;
+}
+
 /* The module a node's scope names: PyTorch's node names are
  * /seg/seg/.../Op, each seg a module's name in its parent, except that
  * the elements of a Sequential or ModuleList are written parent.index. */
@@ -705,39 +728,16 @@ static Module *scope_module(const L *l, const OnnxNode *n)
         Module *c = NULL;
         if (m != l->root && len > nl + 1 && !strncmp(s, m->name, nl) && s[nl] == '.') {
             /* "layer1.0" inside layer1 (and "downsample.0" inside downsample) */
-            const char *rest = s + nl + 1;
-            size_t rl = len - nl - 1;
-            Module *mm = m;
-            while (mm && rl) {
-                const char *dot = memchr(rest, '.', rl);
-                size_t cl = dot ? (size_t)(dot - rest) : rl;
-                mm = child(mm, rest, cl);
-                rest += cl + (dot ? 1 : 0);
-                rl -= cl + (dot ? 1 : 0);
-            }
-            c = mm;
+            c = dotted_child(m, s + nl + 1, len - nl - 1);
             /* an element without params of a Sequential (its ReLU): a
              * module of its own, so that the list keeps its numbering */
             if (!c && is_index(s + nl + 1, len - nl - 1) && !child(m, s + nl + 1, len - nl - 1)) {
-                int numbered = m->nkids > 0;
-                for (int k = 0; k < m->nkids; k++)
-                    numbered &= is_index(m->kids[k]->name, strlen(m->kids[k]->name));
-                if (numbered)
+                if (kids_numbered(m))
                     c = new_module(m, s + nl + 1, len - nl - 1);
             }
         } else {
             /* a top-level ModuleList's element "h.0": walk its dots */
-            const char *rest = s;
-            size_t rl = len;
-            Module *mm = m;
-            while (mm && rl) {
-                const char *dot = memchr(rest, '.', rl);
-                size_t cl = dot ? (size_t)(dot - rest) : rl;
-                mm = child(mm, rest, cl);
-                rest += cl + (dot ? 1 : 0);
-                rl -= cl + (dot ? 1 : 0);
-            }
-            c = mm;
+            c = dotted_child(m, s, len);
         }
         if (!c)
             return m; /* a module without params (relu, gelu): its nodes belong to m */
@@ -2623,6 +2623,7 @@ typedef struct Leaf {
     const char *ctx;   /* the argument it is, or NULL */
     const char *field; /* the field or let it sits in, or NULL */
     const char *hp;    /* its hparam, when the members differ */
+    int declares;      /* the first leaf of its hparam: the one declared and passed */
 } Leaf;
 
 typedef struct Leaves {
@@ -2677,7 +2678,7 @@ static void collect_leaves(Node **ms, int n, const char *ctx, const char *field,
     if (!a)
         return;
     if (is_literal(a)) {
-        Leaf f = {xcalloc((size_t)n, sizeof(Node *)), ctx, field, NULL};
+        Leaf f = {xcalloc((size_t)n, sizeof(Node *)), ctx, field, NULL, 0};
         for (int k = 0; k < n; k++)
             f.at[k] = ms[k];
         PUSH(out->v, out->n, out->cap, f);
@@ -2765,6 +2766,7 @@ static int name_hparams(Node *decl, Leaves *lv, int n)
         for (int i = 2; !hp_name_free(decl, lv, k, cand); i++)
             snprintf(cand, sizeof cand, "%s%d", buf, i);
         f->hp = xstrdup(cand);
+        f->declares = 1;
     }
     return 1;
 }
@@ -2792,10 +2794,7 @@ static void retarget_uses(const char *from, const char *to, Leaves *lv, int memb
         }
         for (int j = 0; j < lv->n; j++) {
             Leaf *f = &lv->v[j];
-            int first = 1; /* one argument per hparam */
-            for (int i = 0; i < j; i++)
-                first &= !(lv->v[i].hp && f->hp && !strcmp(lv->v[i].hp, f->hp));
-            if (f->hp && first) {
+            if (f->declares) { /* one argument per hparam */
                 Node *v = mk(f->at[member]->kind);
                 v->ival = f->at[member]->ival;
                 v->fval = f->at[member]->fval;
@@ -2826,10 +2825,7 @@ static void abstract_decls(L *l)
             Node *hps = mk(ND_HPARAMS);
             for (int k = 0; k < lv.n; k++) {
                 Leaf *f = &lv.v[k];
-                int first = 1;
-                for (int j = 0; j < k; j++)
-                    first &= !(lv.v[j].hp && f->hp && !strcmp(lv.v[j].hp, f->hp));
-                if (f->hp && first) {
+                if (f->declares) {
                     Node *h = mk(ND_HPARAM);
                     h->name = f->hp;
                     h->a = hparam_type(f->at[0]);
@@ -2880,9 +2876,7 @@ static int lift_module(L *l, Module *m)
             return 1;
     if (!m->parent)
         return 0;
-    int numbered = m->nkids > 0 && !m->nparams;
-    for (int k = 0; k < m->nkids; k++)
-        numbered &= is_index(m->kids[k]->name, strlen(m->kids[k]->name));
+    int numbered = !m->nparams && kids_numbered(m);
     for (int k = 0; k < m->nkids && !numbered; k++)
         if (is_index(m->kids[k]->name, strlen(m->kids[k]->name)))
             return 1; /* numbered and named children mixed */
