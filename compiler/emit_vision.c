@@ -164,7 +164,6 @@ static void general_pool(Emitter *e, int t, Shape x, Shape o)
       (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3]);
     P(e, "        const int64_t KH = %d, KW = %d, SH = %d, SW = %d, PH = %d, PW = %d, DH = %d, DW = %d;\n", n->kh,
       n->kw, n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h > 1 ? n->dil_h : 1, n->dil_w > 1 ? n->dil_w : 1);
-    P(e, "        (void)PH, (void)PW;\n");
     if (bwd)
         P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(N * C * H * W));\n", y, R);
     emit_parallel(e, "        ", 1, x, (double)(n->kh * n->kw));
