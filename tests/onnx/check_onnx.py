@@ -666,6 +666,25 @@ def import_cases():
     return cases
 
 
+def refused(what, rc, want_rc, out, err, path, pattern, outdir):
+    """The contract's refusal: exit want_rc, one line `nnc: error: PATH:
+    ...` matching pattern, nothing on stdout, nothing written in outdir."""
+    lines = err.splitlines()
+    prefix = f"nnc: error: {path}: "
+    if rc != want_rc:
+        fail(f"{what}: exit {rc}, expected {want_rc}: {err!r}")
+    elif len(lines) != 1 or not lines[0].startswith(prefix):
+        fail(f"{what}: expected one line '{prefix}...', got {err!r}")
+    elif not re.search(pattern, lines[0][len(prefix):]):
+        fail(f"{what}: '{lines[0][len(prefix):]}' does not say /{pattern}/")
+    elif out:
+        fail(f"{what}: printed {out[:80]!r}")
+    elif os.path.exists(outdir):
+        fail(f"{what}: wrote {outdir}")
+    else:
+        print(f"ok  {what} (exit {rc}): {lines[0][len(prefix):][:110]}")
+
+
 def hostile_import(nnc):
     """import_cases() through `nnc import`: the exit status, one line naming
     the file, nothing written; or, for exit 0, the two files."""
@@ -677,8 +696,6 @@ def hostile_import(nnc):
                 f.write(data)
             outdir = os.path.join(work, "out_" + name)
             rc, out, err = run(nnc, "import", path, "-o", outdir)
-            lines = err.splitlines()
-            prefix = f"nnc: error: {path}: "
             if want_rc == 0:
                 src = os.path.join(outdir, name + ".nn")
                 files = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
@@ -688,18 +705,8 @@ def hostile_import(nnc):
                     fail(f"{name}: {src} does not say /{pattern}/")
                 else:
                     print(f"ok  {name}: imports")
-            elif rc != want_rc:
-                fail(f"{name}: exit {rc}, expected {want_rc}: {err!r}")
-            elif len(lines) != 1 or not lines[0].startswith(prefix):
-                fail(f"{name}: expected one line '{prefix}...', got {err!r}")
-            elif not re.search(pattern, lines[0][len(prefix):]):
-                fail(f"{name}: '{lines[0][len(prefix):]}' does not say /{pattern}/")
-            elif out:
-                fail(f"{name}: printed {out[:80]!r}")
-            elif os.path.exists(outdir):
-                fail(f"{name}: wrote {outdir}")
             else:
-                print(f"ok  {name} (exit {rc}): {lines[0][len(prefix):][:110]}")
+                refused(name, rc, want_rc, out, err, path, pattern, outdir)
     finally:
         shutil.rmtree(work)
     return 0
@@ -715,21 +722,7 @@ def hostile(nnc):
             for extra in ([], ["--dump=onnx"]):
                 outdir = os.path.join(work, "out_" + name)
                 rc, out, err = run(nnc, "import", path, "-o", outdir, *extra)
-                lines = err.splitlines()
-                what = f"{name}{' --dump=onnx' if extra else ''}"
-                prefix = f"nnc: error: {path}: "
-                if rc != 2:
-                    fail(f"{what}: exit {rc}, expected 2: {err!r}")
-                elif len(lines) != 1 or not lines[0].startswith(prefix):
-                    fail(f"{what}: expected one line '{prefix}...', got {err!r}")
-                elif not re.search(pattern, lines[0][len(prefix):]):
-                    fail(f"{what}: '{lines[0][len(prefix):]}' does not say /{pattern}/")
-                elif out:
-                    fail(f"{what}: printed {out[:80]!r}")
-                elif os.path.exists(outdir):
-                    fail(f"{what}: wrote {outdir}")
-                else:
-                    print(f"ok  {what}: {lines[0][len(prefix):][:110]}")
+                refused(f"{name}{' --dump=onnx' if extra else ''}", rc, 2, out, err, path, pattern, outdir)
         # a 2 GiB file (sparse): refused before it is read
         path = os.path.join(work, "huge_file.onnx")
         with open(path, "wb") as f:
