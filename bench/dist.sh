@@ -4,7 +4,7 @@
 #   bench/dist.sh [--procs P] [--rounds R] [--min-time S] [--models "a b"]
 #                 [--build-dir DIR] [--results FILE]
 #
-# Installs nnc as bench/run.sh does (CMake Release, no -march, with
+# Installs nnc as bench/run.sh does (CMake default build type, no -march, with
 # nnc_runtime_mpi), builds each model's training-step benchmark twice as a
 # user does, cc -O3 ... $(pkg-config --cflags --libs nnc) and the same with
 # nnc-mpi, and times, alternating in each round (ABBA):

@@ -5,7 +5,7 @@
 #                [--no-native] [--cflags "FLAGS"] [--build-dir DIR]
 #                [--results FILE] [--quick]
 #
-# Installs nnc (CMake Release, no -march) into a prefix under the build dir
+# Installs nnc (CMake's default build type, no -march) into a prefix under the build dir
 # and builds every bench/<model>.nn as a user does: nnc, then
 # cc $FLAGS ... $(pkg-config --cflags --libs nnc), linked with the harness
 # (bench/src/harness.c).  Unless --no-native, the same again with the
@@ -137,8 +137,8 @@ log="$build/log.txt"
     echo "META warmup=$warmup"
     echo "META cflags_portable=$(build_flags portable)"
     echo "META cflags_native=$(build_flags native)"
-    echo "META runtime_portable=CMake Release"
-    echo "META runtime_native=CMake Release, CMAKE_C_FLAGS=-march=native"
+    echo "META runtime_portable=CMake default build type (RelWithDebInfo; runtime -O3)"
+    echo "META runtime_native=CMake default build type, CMAKE_C_FLAGS=-march=native"
     echo "META cc=$($cc --version | head -1)"
     echo "META cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
     echo "META cores=$cores"

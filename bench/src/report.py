@@ -261,7 +261,7 @@ def main():
             isa[conf] = (r.get("isa", "?"), r.get("built_for", "?"))
     isa_line = "; ".join(f"{b}: nnc_isa() {isa[b][0]}, generated C compiled for {isa[b][1]} "
                          f"(`{meta.get('cflags_' + b, '?')}`), runtime at "
-                         f"{meta.get('runtime_' + b, 'CMake Release')}" for b in builds if b in isa)
+                         f"{meta.get('runtime_' + b, 'CMake default build type')}" for b in builds if b in isa)
 
     def peaks_line():
         out = []
