@@ -148,7 +148,11 @@ function(nnc_add_model target file)
   target_link_libraries(${target} PUBLIC ${runtime})
   set_target_properties(${target} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON
     NNC_OUTPUT_DIR "${out}" NNC_PREFIX "${p}")
-  set(flags "$<$<C_COMPILER_ID:GNU,Clang,AppleClang>:-fno-math-errno;-fno-trapping-math>")
+  # generated-c.md's recommended flags, and -O3 in every build type but
+  # Debug: a project with no CMAKE_BUILD_TYPE compiles without any -O, and
+  # the generated loops are the training step (-O3 after the build type's
+  # -O wins)
+  set(flags "$<$<C_COMPILER_ID:GNU,Clang,AppleClang>:-fno-math-errno;-fno-trapping-math;$<$<NOT:$<CONFIG:Debug>>:-O3>>")
   target_compile_options(${target} PRIVATE "${flags}")
 
   if(arg_DRIVER)

@@ -26,8 +26,13 @@ fail() { echo "FAIL ($gen): $*"; exit 1; }
 
 for gen in Ninja "Unix Makefiles"; do
   b="$tmp/build-${gen// /_}"
-  cmake -S "$tmp/src" -B "$b" -G "$gen" -DCMAKE_PREFIX_PATH="$tmp/prefix" "${mpi_args[@]}" >/dev/null
+  cmake -S "$tmp/src" -B "$b" -G "$gen" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+    "${mpi_args[@]}" >/dev/null
   cmake --build "$b" >"$b.log" 2>&1 || { cat "$b.log"; fail "first build"; }
+  # no CMAKE_BUILD_TYPE here: nnc_add_model still compiles the generated C
+  # at -O3 (its last -O), not unoptimized
+  cmd=$(grep '"command": .*tiny_mlp_net\.c' "$b/compile_commands.json" | head -1)
+  [ "$(echo "$cmd" | grep -o -- ' -O[^ ]*' | tail -1)" = " -O3" ] || fail "generated C not at -O3: $cmd"
   grep -q "nnc model/tiny.nn" "$b.log" || fail "first build did not run nnc"
   "$b/app"
   "$b/tiny_driver" info | grep -q "mid.fc.weight \[6, 6\]" || fail "driver info"
