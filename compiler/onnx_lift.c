@@ -3027,9 +3027,9 @@ static int lift_module(L *l, Module *m)
         return 1;
     m->field = std_layer(l, m);
     m->std = m->field != NULL;
-    if (!m->std)
+    if (!m->std) /* std_layer's trials leave their marks; a class loss's weight stays a state */
         for (int k = 0; k < m->nparams; k++)
-            m->pstate[k] = 0;
+            m->pstate[k] = as_state[m->params[k] - state_base];
     collapse(l, m);
     return 0;
 }
