@@ -55,15 +55,17 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
       "(%s)out);\n}\n",
       p, args, ocast);
     if (e->m->has_loss) {
+        /* a loss over the inputs alone (no labels) leaves lab unread */
+        const char *nolab = e->m->nlabels ? "" : "    (void)lab;\n";
         P(e,
-          "static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n    return "
+          "static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n%s    return "
           "%s_train_forward(m, n%s%s);\n}\n",
-          p, args, largs);
+          nolab, p, args, largs);
         P(e, "static void backward_(void *m) { %s_backward(m); }\n", p);
         P(e,
           "static void eval_(void *m, int n, const void *const *in, const void *const *lab, float *loss, float "
-          "*metrics)\n{\n    %s_eval(m, n%s%s, loss, metrics);\n}\n",
-          p, args, largs);
+          "*metrics)\n{\n%s    %s_eval(m, n%s%s, loss, metrics);\n}\n",
+          nolab, p, args, largs);
     }
     int ns = e->m->train ? e->m->train->nsummaries : 0;
     if (ns)

@@ -1699,6 +1699,38 @@ typedef struct OpRule {
 static int op_squeeze1(Ctx *c, FOp *o) { return op_squeeze(c, o, 0); }
 static int op_unsqueeze1(Ctx *c, FOp *o) { return op_squeeze(c, o, 1); }
 
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: input [N, C,
+ * d1, ...], integer target [N, d1, ...], optional weight [C]; the loss
+ * of the target's shape (reduction none) or a scalar; SCE's second
+ * output, log_prob, is the input's shape. */
+static int op_class_loss(Ctx *c, FOp *o)
+{
+    const FoldVal *x = o->in[0], *t = o->in[1], *w = o->nin > 2 ? o->in[2] : NULL;
+    const char *op = o->n->op_type, *red = fold_attr_str(o->n, "reduction", "mean");
+    if (o->known)
+        return fail(c, FOLD_UNSUPPORTED, "%s of constants", op);
+    if (x->rank < 2 || t->rank != x->rank - 1 || x->type != ONNX_FLOAT || t->type == ONNX_FLOAT)
+        return fail(c, FOLD_MALFORMED, "%s of a %s input of rank %d and a %s target of rank %d", op, type_str(x->type),
+                    x->rank, type_str(t->type), t->rank);
+    for (int d = 0; d < t->rank; d++)
+        if (!dim_eq(t->dims[d], x->dims[d ? d + 1 : 0]))
+            return fail(c, FOLD_MALFORMED, "%s target axis %d differs from the input's", op, d);
+    if (w && (w->rank != 1 || !dim_eq(w->dims[0], x->dims[1]) || w->type != ONNX_FLOAT))
+        return fail(c, FOLD_MALFORMED, "%s weight is not a float [C]", op);
+    if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean"))
+        return fail(c, FOLD_MALFORMED, "%s reduction '%s'", op, red);
+    if (strcmp(red, "none"))
+        o->out[0]->rank = 0;
+    else
+        same_shape(o->out[0], t);
+    o->out[0]->type = ONNX_FLOAT;
+    if (o->nout > 1) {
+        same_shape(o->out[1], x);
+        o->out[1]->type = ONNX_FLOAT;
+    }
+    return 0;
+}
+
 static const OpRule rules[] = {
     {"Constant", op_constant, 0},
     {"ConstantOfShape", op_constant_of_shape, 1},
@@ -1745,6 +1777,8 @@ static const OpRule rules[] = {
     {"LogSoftmax", op_softmax, 1},
     {"Pad", op_pad, 2},
     {"Resize", op_resize, 1},
+    {"NegativeLogLikelihoodLoss", op_class_loss, 2},
+    {"SoftmaxCrossEntropyLoss", op_class_loss, 2},
     {"LSTM", op_rnn, 3},
     {"GRU", op_rnn, 3},
     /* elementwise, NumPy broadcasting */
@@ -1794,6 +1828,8 @@ static const struct {
     {"to", ONNX_ATTR_INT},
     {"auto_pad", ONNX_ATTR_STRING},
     {"mode", ONNX_ATTR_STRING},
+    {"reduction", ONNX_ATTR_STRING},
+    {"ignore_index", ONNX_ATTR_INT},
 };
 
 static const char *attr_kind_str(OnnxAttrKind k)
@@ -1817,7 +1853,8 @@ static int check_attrs(Ctx *c, const OnnxNode *n)
 /* The language computes in f32: a run-time integer (an integer input, or
  * an integer a node computes) can only be the ids of an embedding,
  * Gather's and GatherElements' indices, Where's condition (float() of
- * it), or pass through Identity, Cast and CastLike (lift maps those)
+ * it), the target of NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
+ * (float() of it), or pass through Identity, Cast and CastLike (lift maps those)
  * or give its shape.  A bool a node computes (Equal, Less, ...) is an f32
  * mask in the language; a bool input is an i32 like the integers. */
 static int check_int_reads(Ctx *c, const OnnxNode *n, FoldVal **in)
@@ -1830,7 +1867,8 @@ static int check_int_reads(Ctx *c, const OnnxNode *n, FoldVal **in)
         const FoldVal *v = in[k];
         if (!v || v->type == ONNX_FLOAT || (v->kind != FV_INPUT && v->kind != FV_NODE) ||
             (v->kind == FV_NODE && v->type == ONNX_BOOL) || (!strcmp(op, "Gather") && k == 1) ||
-            (!strcmp(op, "GatherElements") && k == 1) || (!strcmp(op, "Where") && k == 0))
+            (!strcmp(op, "GatherElements") && k == 1) || (!strcmp(op, "Where") && k == 0) ||
+            (k == 1 && (!strcmp(op, "NegativeLogLikelihoodLoss") || !strcmp(op, "SoftmaxCrossEntropyLoss"))))
             continue;
         return fail(c, FOLD_UNSUPPORTED,
                     "%s reading the %s tensor '%s' at run time (the language computes in f32; its only integer "

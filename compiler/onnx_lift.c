@@ -626,6 +626,12 @@ static Module *child(Module *m, const char *name, size_t len)
     return NULL;
 }
 
+/* Per value index (of loss_states' fold): a state rather than a param,
+ * and the f32 elements of a constant that became one. */
+static const FoldVal *state_base;
+static unsigned char *as_state;
+static float **const_data;
+
 static void add_param(Module *m, FoldVal *v, const char *name)
 {
     m->params = realloc(m->params, (size_t)(m->nparams + 1) * sizeof *m->params);
@@ -634,7 +640,7 @@ static void add_param(Module *m, FoldVal *v, const char *name)
     if (!m->params || !m->pnames || !m->pstate)
         abort();
     m->params[m->nparams] = v;
-    m->pstate[m->nparams] = 0;
+    m->pstate[m->nparams] = as_state && as_state[v - state_base];
     m->pnames[m->nparams++] = xstrdup(name);
 }
 
@@ -1412,6 +1418,106 @@ static Node *normalize_expr(Body *b, const Step *s, const OnnxNode *n, const int
     return bin(OP_MUL, ident(d), call("rsqrt", bin(OP_ADD, var, num_f(eps))));
 }
 
+/* NegativeLogLikelihoodLoss (x the log-probabilities [N, C, d1, ...]) and
+ * SoftmaxCrossEntropyLoss (x = log_softmax(scores, axis: 1)) as formulas,
+ * PyTorch's nll_loss and cross_entropy:
+ *
+ *     let t1 = reshape(float(target), [N, 1, d1, ...])
+ *     let o = equal(t1, cumsum(sum(greater(x, x), axis: [0, 2, ...],
+ *                                  keepdim: true) + 1, axis: 1, exclusive: true))
+ *     -sum(where(o, x * w, 0), axis: 1)                  (reduction none)
+ *     -sum(where(o, x * w, 0))                           (sum)
+ *     -(sum(where(o, x * w, 0)) / sum(where(o, w, 0)))   (mean)
+ *
+ * o is the one-hot mask of the target along the class axis, built
+ * against the class numbers 0 .. C-1 (the cumsum of ones the shape of
+ * x's class axis: greater(x, x) is 0 even where x is NaN), so that a
+ * target outside [0, C) — ignore_index's -1 or C, PyTorch's -100 — marks
+ * nothing and contributes 0 to the sum and the mean's denominator, where
+ * gather_elements would read NaN.  An ignore_index inside [0, C) is
+ * masked out of o.  `where` rather than a product keeps a -inf
+ * log-probability of another class out of the sum, and sends the
+ * gradient to the target's element alone (and to w's, when w is a
+ * param).  The mean without weight and ignore_index is mean() of the
+ * per-element losses.  SCE's second output, log_prob, is the log_softmax. */
+static Node *class_loss_expr(Body *b, const Step *s, const OnnxNode *n)
+{
+    L *l = b->l;
+    const FoldVal *x0 = s->in[0], *t = s->in[1];
+    const int r = x0->rank, sce = n->op_type[0] == 'S', has_w = s->nin > 2 && s->in[2];
+    const char *red = fold_attr_str(n, "reduction", "mean");
+    const OnnxAttr *iia = fold_attr(n, "ignore_index");
+    const int64_t C = x0->dims[1].c, ii = iia ? fold_attr_int(n, "ignore_index", 0) : -1;
+    if (x0->dims[1].b) {
+        fail(l, FOLD_UNSUPPORTED, n, "%s over a class axis that is the batch", n->op_type);
+        return NULL;
+    }
+    Node *x = sce ? A(b, s, 0, n) : A_many(b, s, 0, n);
+    const char *lp = NULL;
+    if (!x)
+        return NULL;
+    if (sce) {
+        lp = part_let(b, n, "lp", arg(call("log_softmax", x), "axis", num_i(1)));
+        if (s->outk == 1)
+            return ident(lp);
+    }
+    /* the target as f32: an i32 input's float(), or the state a constant
+     * target became (const_targets) */
+    Node *tf;
+    if (t->type == ONNX_FLOAT)
+        tf = A(b, s, 1, n);
+    else if (int_valued(l, t))
+        tf = call("float", A(b, s, 1, n));
+    else {
+        fail(l, FOLD_UNSUPPORTED, n, "%s of a target computed at run time", n->op_type);
+        return NULL;
+    }
+    FoldVal t1v = *t; /* the target's shape with the class axis as 1 */
+    t1v.rank = t->rank + 1;
+    t1v.dims[0] = t->dims[0];
+    t1v.dims[1] = (FDim){1, 0};
+    memcpy(t1v.dims + 2, t->dims + 1, (size_t)(t->rank - 1) * sizeof *t->dims);
+    Node *sh = tf ? shape_list(l, &t1v, n) : NULL;
+    if (!sh)
+        return NULL;
+    const char *t1 = part_let(b, n, "t1", arg(call("reshape", tf), NULL, sh));
+#define XL() (lp ? ident(lp) : A(b, s, 0, n))
+    int64_t ax[ONNX_MAX_RANK];
+    ax[0] = 0;
+    for (int d = 2; d < r; d++)
+        ax[d - 1] = d;
+    /* the class numbers [1, C, 1, ...]; with a class axis of 1 element, 0 */
+    Node *cls = reduce_call("sum", arg(call("greater", XL()), NULL, XL()), ax, r - 1, 1);
+    if (C > 1)
+        cls = arg(arg(call("cumsum", bin(OP_ADD, cls, num_i(1))), "axis", num_i(1)), "exclusive", boolean(1));
+    Node *oh = arg(call("equal", ident(t1)), NULL, cls);
+    if (iia && ii >= 0 && ii < C)
+        oh = arg(arg(call("where", arg(call("equal", ident(t1)), NULL, num_i(ii))), NULL, num_i(0)), NULL, oh);
+    const char *o = part_let(b, n, "o", oh);
+    int unit_w = 1;
+    Node *w = NULL;
+    if (has_w) {
+        if (!A_many(b, s, 2, n) || !(w = per_channel(b, s, 2, n, r, 1, &unit_w)))
+            return NULL;
+        if (unit_w)
+            w = NULL;
+    }
+    Node *xw = w ? bin(OP_MUL, XL(), w) : XL();
+    Node *picked = arg(arg(call("where", ident(o)), NULL, xw), NULL, num_i(0));
+    if (!strcmp(red, "none"))
+        return neg(arg(call("sum", picked), "axis", num_i(1)));
+    if (!strcmp(red, "sum"))
+        return neg(call("sum", picked));
+    if (!w && !iia)
+        return neg(call("mean", arg(call("sum", picked), "axis", num_i(1))));
+    /* the mean over the weights of the targets not ignored */
+    Node *den = w
+        ? call("sum", arg(arg(call("where", ident(o)), NULL, per_channel(b, s, 2, n, r, 1, &unit_w)), NULL, num_i(0)))
+        : call("sum", ident(o));
+    return neg(bin(OP_DIV, call("sum", picked), den));
+#undef XL
+}
+
 static Node *node_expr(Body *b, const Step *s)
 {
     L *l = b->l;
@@ -1515,6 +1621,8 @@ static Node *node_expr(Body *b, const Step *s)
         return x && i ? arg(arg(call("gather_elements", x), NULL, i), "axis", num_i(fold_attr_int(n, "axis", 0)))
                       : NULL;
     }
+    if (!strcmp(op, "NegativeLogLikelihoodLoss") || !strcmp(op, "SoftmaxCrossEntropyLoss"))
+        return class_loss_expr(b, s, n);
     if (!strcmp(op, "Neg"))
         return neg(X(0));
     if (!strcmp(op, "Reciprocal"))
@@ -2919,9 +3027,9 @@ static int lift_module(L *l, Module *m)
         return 1;
     m->field = std_layer(l, m);
     m->std = m->field != NULL;
-    if (!m->std)
+    if (!m->std) /* std_layer's trials leave their marks; a class loss's weight stays a state */
         for (int k = 0; k < m->nparams; k++)
-            m->pstate[k] = 0;
+            m->pstate[k] = as_state[m->params[k] - state_base];
     collapse(l, m);
     return 0;
 }
@@ -2956,7 +3064,7 @@ static void add_tensor(L *l, const char *name, const FoldVal *v, int i64)
         for (int d = 0; d < v->rank; d++)
             t.dims[d] = v->dims[d].c;
         t.count = v->count;
-        t.f = l->m->inits[v->init].f;
+        t.f = const_data[vidx(l, v)] ? const_data[vidx(l, v)] : l->m->inits[v->init].f;
     } else {
         t.count = 1;
     }
@@ -2988,6 +3096,62 @@ static void reset(L *l)
     l->of_val = NULL;
 }
 
+static int is_class_loss(const L *l, int k)
+{
+    return is_op(l, k, "NegativeLogLikelihoodLoss") || is_op(l, k, "SoftmaxCrossEntropyLoss");
+}
+
+/* 1 when every reader of v is a class loss reading it as input j only. */
+static int read_as(const L *l, const FoldVal *v, int j)
+{
+    int r[64], nr = readers(l, v, r, 64);
+    if (nr < 1 || nr > 64 || is_graph_output(l, v))
+        return 0;
+    for (int k = 0; k < nr; k++) {
+        const OnnxNode *n = node_at(l, r[k]);
+        if (!is_class_loss(l, r[k]))
+            return 0;
+        for (int q = 0; q < n->ninputs; q++)
+            if (in_val(l, n, q) == v && q != j)
+                return 0;
+    }
+    return 1;
+}
+
+/* The class losses' weights are states, not params: PyTorch's
+ * NLLLoss(weight=) holds a buffer, which training leaves alone.  A
+ * constant integer target (ONNX's test files, where every integer input
+ * is an initializer) becomes an f32 state of its values too, class ids
+ * being exact in f32: the language has no tensor literals, and the loss
+ * formula reads the target as float(target) anyway. */
+static void loss_states(L *l)
+{
+    for (int k = 0; k < l->m->nnodes; k++) {
+        if (l->f->folded[k] || !is_class_loss(l, k))
+            continue;
+        const OnnxNode *n = node_at(l, k);
+        FoldVal *w = n->ninputs > 2 ? in_val(l, n, 2) : NULL, *t = in_val(l, n, 1);
+        if (w && w->kind == FV_PARAM && read_as(l, w, 2))
+            as_state[vidx(l, w)] = 1;
+        if (!t || t->kind != FV_CONST || t->f || t->rank < 1 || const_data[vidx(l, t)] || !read_as(l, t, 1))
+            continue;
+        int batched = 0;
+        for (int d = 0; d < t->rank; d++)
+            batched |= t->dims[d].b;
+        for (int64_t e = 0; e < t->count; e++)
+            batched |= t->i[e].b || t->i[e].c != (float)t->i[e].c;
+        if (batched)
+            continue;
+        float *data = xcalloc((size_t)t->count, sizeof *data);
+        for (int64_t e = 0; e < t->count; e++)
+            data[e] = (float)t->i[e].c;
+        const_data[vidx(l, t)] = data;
+        as_state[vidx(l, t)] = 1;
+        t->kind = FV_PARAM;
+        t->type = ONNX_FLOAT;
+    }
+}
+
 Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus *status)
 {
     L lv, *l = &lv;
@@ -2999,6 +3163,9 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
     layer_uses = (NodeVec){0};
     pname = xcalloc((size_t)f->nvals, sizeof *pname);
     inname = xcalloc((size_t)f->nvals, sizeof *inname);
+    state_base = f->vals;
+    as_state = xcalloc((size_t)f->nvals, 1);
+    const_data = xcalloc((size_t)f->nvals, sizeof *const_data);
     const OnnxModel *om = f->m;
     index_readers(l);
     l->graph_out = xcalloc((size_t)f->nvals, 1);
@@ -3008,6 +3175,7 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
         if (v)
             l->graph_out[vidx(l, v)] = 1;
     }
+    loss_states(l);
     if (om->noutputs != 1) {
         fail(l, FOLD_UNSUPPORTED, NULL, "model with %d outputs (nnc models have one)", om->noutputs);
         goto bad;
