@@ -12,6 +12,7 @@
  * double.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "emitter.h"
 
@@ -366,6 +367,88 @@ static void resample(Emitter *e, int t)
         }
     }
     P(e, "            }\n        }\n    }\n");
+}
+
+/* a weight of a resize table: all the digits of the double in double,
+ * the float's in float */
+static const char *table_weight(Emitter *e, double v)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, e->opt->f64 ? "%.17g" : "%.9g", v);
+    if (!strpbrk(buf, ".e"))
+        strcat(buf, ".0");
+    return emit_fmt("%s%s", buf, e->opt->f64 ? "" : "f");
+}
+
+/* resize along one axis and its transpose: out is [outer, OL, inner], in
+ * [outer, L, inner], and output row i is the weighted sum of the input
+ * rows its taps name.  The taps are computed here, once (ir_resize_taps:
+ * the shapes are static), and printed as tables; the loops run over rows
+ * of `inner` contiguous elements.  The backward pass adds each dy row,
+ * weighted, into the rows it was read from, in a fixed order, with the
+ * outer blocks (disjoint in dx) on the threads. */
+void emit_resize(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    const int bwd = n->op == IR_RESIZE_BWD, ax = n->axis;
+    const Shape big = bwd ? emit_nd(e, n->in[0])->shape : n->shape,
+                small = bwd ? n->shape : emit_nd(e, n->in[0])->shape;
+    const int64_t L = small.d[ax], OL = big.d[ax];
+    int64_t *idx = malloc(sizeof *idx * (size_t)(OL * 4));
+    double *w = malloc(sizeof *w * (size_t)(OL * 4));
+    if (!idx || !w)
+        abort();
+    const int T = ir_resize_taps(n, L, OL, idx, w);
+    const char *y = emit_ref(e, t), *x = emit_ref(e, n->in[0]), *R = e->real;
+    P(e, "    { /* %s %s along axis %d: %lld -> %lld */\n", ir_resize_modes[n->ival], ir_resize_coords[n->ival2], ax,
+      (long long)L, (long long)OL);
+    P(e, "        static const int32_t ix[%lld] = {", (long long)(OL * T));
+    for (int64_t k = 0; k < OL * T; k++)
+        P(e, "%s%s%lld", k ? "," : "", k % 16 ? " " : "\n            ", (long long)idx[k]);
+    P(e, "};\n");
+    if (T > 1) {
+        P(e, "        static const %s wt[%lld] = {", R, (long long)(OL * T));
+        for (int64_t k = 0; k < OL * T; k++)
+            P(e, "%s%s%s", k ? "," : "", k % 8 ? " " : "\n            ", table_weight(e, w[k]));
+        P(e, "};\n");
+    }
+    free(idx);
+    free(w);
+    P(e, "        const int64_t L = %lld, OL = %lld, IN = %s;\n", (long long)L, (long long)OL,
+      emit_prod(big, ax + 1, big.nd));
+    if (bwd)
+        P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", y, R, emit_numel(small));
+    emit_parallel(e, "        ", 1, n->shape, T > 1 ? 2.0 * T : 1.0);
+    P(e, "        for (int64_t o = 0; o < %s; o++)\n", emit_prod(big, 0, ax));
+    P(e, "        for (int64_t i = 0; i < OL; i++) {\n");
+    if (bwd) {
+        P(e, "            const %s *restrict g = %s + (o * OL + i) * IN;\n", R, x);
+        P(e, "            for (int j = 0; j < %d; j++) {\n", T);
+        P(e, "                %s *restrict d = %s + (o * L + ix[i * %d + j]) * IN;\n", R, y, T);
+        if (T > 1)
+            P(e,
+              "                const %s c = wt[i * %d + j];\n"
+              "                for (int64_t k = 0; k < IN; k++) d[k] += c * g[k];\n",
+              R, T);
+        else
+            P(e, "                for (int64_t k = 0; k < IN; k++) d[k] += g[k];\n");
+        P(e, "            }\n");
+    } else {
+        P(e, "            %s *restrict r = %s + (o * OL + i) * IN;\n", R, y);
+        for (int j = 0; j < T; j++)
+            P(e, "            const %s *restrict s%d = %s + (o * L + ix[i * %d + %d]) * IN;\n", R, j, x, T, j);
+        if (T > 1) {
+            P(e, "            const %s ", R);
+            for (int j = 0; j < T; j++)
+                P(e, "%sc%d = wt[i * %d + %d]", j ? ", " : "", j, T, j);
+            P(e, ";\n            for (int64_t k = 0; k < IN; k++) r[k] = ");
+            for (int j = 0; j < T; j++)
+                P(e, "%sc%d * s%d[k]", j ? " + " : "", j, j);
+            P(e, ";\n");
+        } else
+            P(e, "            memcpy(r, s0, sizeof(%s) * (size_t)IN);\n", R);
+    }
+    P(e, "        }\n    }\n");
 }
 
 /* im2col/col2im, the pools and upsample; max pools by the runtime's 2x2

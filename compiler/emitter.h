@@ -155,6 +155,7 @@ int emit_op_prints(IrOp op);
 /* ---- emit_vision.c: convolution, pooling, batch norm ----------------------------- */
 
 void emit_vision_op(Emitter *e, int t);
+void emit_resize(Emitter *e, int t);
 void emit_bn_op(Emitter *e, int t);
 void emit_conv_op(Emitter *e, int t);
 /* A max-pool backward done by tiles (it needs the nnc_keep helper). */

@@ -496,6 +496,16 @@ static void d_upsample(const Rule *r)
     acc(r->x, t);
 }
 
+/* resize is linear in x: its transpose, the same taps read backwards */
+static void d_resize(const Rule *r)
+{
+    int t = bw(IR_RESIZE_BWD, shp(r->x), 1, &r->dy);
+    IrNode *b = &G->nodes[t];
+    b->axis = r->n->axis, b->ival = r->n->ival, b->ival2 = r->n->ival2, b->stride = r->n->stride;
+    b->fval = r->n->fval, b->fval2 = r->n->fval2, b->exclude_pad = r->n->exclude_pad;
+    acc(r->x, t);
+}
+
 /* C = A @ B: dA = dC @ Bᵀ, dB = Aᵀ @ dC, summed over broadcast dims.  A 2-D
  * weight under a batched A is one GEMM over the rows of all batches, the
  * common case of a dense layer on [N, T, C]. */

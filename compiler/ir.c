@@ -57,6 +57,13 @@ static double flops_window(const Graph *g, const IrNode *n)
     return (double)ir_numel(n->shape) * n->kh * n->kw;
 }
 
+/* a multiply-add per tap of each output element (nearest: a copy) */
+static double flops_resize(const Graph *g, const IrNode *n)
+{
+    (void)g;
+    return (double)ir_numel(n->shape) * (n->ival == RESIZE_NEAREST ? 1 : n->ival == RESIZE_LINEAR ? 4 : 8);
+}
+
 /* a sum, a square and a sum per element */
 static double flops_bn_stats(const Graph *g, const IrNode *n) { return 3.0 * flops_in(g, n); }
 
@@ -92,6 +99,84 @@ int ir_softmax_by_rows(const IrNode *n)
 {
     int nd = n->shape.nd;
     return (n->op == IR_SOFTMAX || n->op == IR_SOFTMAX_BWD) && nd >= 1 && n->axis == nd - 1 && n->shape.bd != nd - 1;
+}
+
+const char *const ir_resize_modes[] = {"nearest", "linear", "cubic", NULL};
+const char *const ir_resize_coords[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                        "asymmetric", "tf_half_pixel_for_nn", NULL};
+const char *const ir_resize_roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL};
+
+/* Keys's cubic convolution kernel at distance d in [0, 2], written as
+ * ONNX's reference (onnx/backend/test/case/node/resize.py cubic_coeffs) */
+static double cubic_weight(double d, double a)
+{
+    if (d <= 1)
+        return ((a + 2) * d - (a + 3)) * d * d + 1;
+    return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+}
+
+/* ONNX Resize's mapping of one axis (the operator's text and its reference
+ * implementation): output i sits at source coordinate x; nearest takes one
+ * neighbour by the rounding, linear the two around x, cubic the four, each
+ * index clamped into the axis (the reference pads by the edge value).
+ * With a scale given (fval2) the coordinates use it, not out / in, and
+ * align_corners divides by in * scale - 1, as the reference does. */
+int ir_resize_taps(const IrNode *n, int64_t in, int64_t out, int64_t *idx, double *w)
+{
+    const double scale = n->fval2 > 0 ? n->fval2 : (double)out / (double)in;
+    const int taps = n->ival == RESIZE_NEAREST ? 1 : n->ival == RESIZE_LINEAR ? 2 : 4;
+    for (int64_t i = 0; i < out; i++) {
+        const double o = (double)i;
+        double x;
+        switch (n->ival2) {
+        case RESIZE_PYTORCH_HALF_PIXEL: x = out > 1 ? (o + 0.5) / scale - 0.5 : 0; break;
+        case RESIZE_ALIGN_CORNERS: {
+            const double len = n->fval2 > 0 ? (double)in * scale : (double)out;
+            x = len == 1 ? 0 : o * (double)(in - 1) / (len - 1);
+            break;
+        }
+        case RESIZE_ASYMMETRIC: x = o / scale; break;
+        case RESIZE_TF_HALF_PIXEL_FOR_NN: x = (o + 0.5) / scale; break;
+        default: x = (o + 0.5) / scale - 0.5; break;
+        }
+        const double fl = floor(x), t = x - fl;
+        int64_t *ip = idx + i * taps;
+        double *wp = w + i * taps;
+        int64_t base = (int64_t)fl;
+        if (n->ival == RESIZE_NEAREST) {
+            int up = 0;
+            if (t > 0)
+                switch (n->stride) {
+                case RESIZE_ROUND_PREFER_CEIL: up = t >= 0.5; break;
+                case RESIZE_FLOOR: up = 0; break;
+                case RESIZE_CEIL: up = 1; break;
+                default: up = t > 0.5; break;
+                }
+            ip[0] = base + up, wp[0] = 1;
+        } else if (n->ival == RESIZE_LINEAR) {
+            ip[0] = base, ip[1] = base + 1, wp[0] = 1 - t, wp[1] = t;
+        } else {
+            const double a = n->fval;
+            base -= 1;
+            for (int k = 0; k < 4; k++)
+                ip[k] = base + k;
+            wp[0] = cubic_weight(1 + t, a), wp[1] = cubic_weight(t, a), wp[2] = cubic_weight(1 - t, a),
+            wp[3] = cubic_weight(2 - t, a);
+            if (n->exclude_pad) { /* exclude_outside: the taps off the axis weigh 0, the rest renormalized */
+                double sum = 0;
+                for (int k = 0; k < 4; k++) {
+                    if (ip[k] < 0 || ip[k] >= in)
+                        wp[k] = 0;
+                    sum += wp[k];
+                }
+                for (int k = 0; k < 4; k++)
+                    wp[k] /= sum;
+            }
+        }
+        for (int k = 0; k < taps; k++)
+            ip[k] = ip[k] < 0 ? 0 : ip[k] >= in ? in - 1 : ip[k];
+    }
+    return taps;
 }
 
 double ir_node_flops(const Graph *g, int i) { return op_table[g->nodes[i].op].flops(g, &g->nodes[i]); }
@@ -304,6 +389,16 @@ static void dump_attrs(const IrNode *n, FILE *out)
         break;
     case IR_UPSAMPLE:
     case IR_UPSAMPLE_BWD: fprintf(out, " scale=%dx%d %s", n->kh, n->kw, n->ival ? "bilinear" : "nearest"); break;
+    case IR_RESIZE:
+    case IR_RESIZE_BWD:
+        fprintf(out, " axis=%d %s %s", n->axis, ir_resize_modes[n->ival], ir_resize_coords[n->ival2]);
+        if (n->fval2 > 0)
+            fprintf(out, " scale=%.17g", n->fval2);
+        if (n->ival == RESIZE_NEAREST)
+            fprintf(out, " %s", ir_resize_roundings[n->stride]);
+        if (n->ival == RESIZE_CUBIC)
+            fprintf(out, " a=%g%s", n->fval, n->exclude_pad ? " exclude_outside" : "");
+        break;
     case IR_IM2COL:
     case IR_COL2IM:
     case IR_MAXPOOL:

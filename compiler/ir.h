@@ -288,6 +288,24 @@ int ir_is_elementwise(IrOp op);
  * those only into such nodes) */
 int ir_softmax_by_rows(const IrNode *n);
 
+/* resize (ops.def RESIZE): modes, coordinate transformations and nearest
+ * roundings, in the order of ir_resize_names' lists (ONNX's names) */
+enum { RESIZE_NEAREST, RESIZE_LINEAR, RESIZE_CUBIC };
+enum {
+    RESIZE_HALF_PIXEL,
+    RESIZE_PYTORCH_HALF_PIXEL,
+    RESIZE_ALIGN_CORNERS,
+    RESIZE_ASYMMETRIC,
+    RESIZE_TF_HALF_PIXEL_FOR_NN
+};
+enum { RESIZE_ROUND_PREFER_FLOOR, RESIZE_ROUND_PREFER_CEIL, RESIZE_FLOOR, RESIZE_CEIL };
+extern const char *const ir_resize_modes[], *const ir_resize_coords[], *const ir_resize_roundings[];
+/* Taps per output position of a resize node along its axis (1 nearest,
+ * 2 linear, 4 cubic): output i reads input idx[i * taps + k] (in [0, in))
+ * with weight w[i * taps + k], for `in` inputs and `out` outputs.  Returns
+ * taps; idx and w hold out * 4 entries. */
+int ir_resize_taps(const IrNode *n, int64_t in, int64_t out, int64_t *idx, double *w);
+
 /* ---- dumps ------------------------------------------------------------------- */
 void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only);
 

@@ -2010,7 +2010,9 @@ Fold *fold_run(const OnnxModel *m, FoldStatus *status)
             continue;
         for (int j = 0; j < m->nodes[k].ninputs; j++) {
             FoldVal *v = fold_val(f, m->nodes[k].inputs[j]);
-            if (v)
+            /* Resize's roi, scales and sizes are read at import time
+             * (onnx_lift.c's resize_expr): no param of the model */
+            if (v && !(j > 0 && !strcmp(m->nodes[k].op_type, "Resize")))
                 v->uses++;
         }
     }

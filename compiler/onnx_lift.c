@@ -1518,6 +1518,65 @@ static Node *class_loss_expr(Body *b, const Step *s, const OnnxNode *n)
 #undef XL
 }
 
+/* Resize other than PyTorch's default: the language's resize over the
+ * axes after the first two (which it must keep), by sizes when the node
+ * has them and else by its scales, which the coordinates use.  ONNX's
+ * exclude_outside changes only cubic: a linear or nearest tap outside the
+ * axis reads the edge value the clamped tap reads (the reference gives NaN
+ * only where every tap is outside). */
+static Node *resize_expr(L *l, const Step *s, const OnnxNode *n, Node *x, const char *mode, const char *ctm,
+                         const char *nm)
+{
+    const FoldVal *x0 = s->in[0], *scales = s->nin > 2 ? s->in[2] : NULL, *sizes = s->nin > 3 ? s->in[3] : NULL;
+    const int by_size = sizes && sizes->count, r = x0->rank;
+    /* the scales: a folded constant's, or an initializer's */
+    const float *initf = scales && scales->kind == FV_PARAM && scales->init >= 0 ? l->m->inits[scales->init].f : NULL;
+    double sc[ONNX_MAX_RANK];
+    for (int d = 0; !by_size && scales && (scales->f || initf) && d < r && d < scales->count; d++)
+        sc[d] = scales->f ? scales->f[d] : initf[d];
+    if (!strcmp(ctm, "tf_crop_and_resize")) {
+        fail(l, FOLD_UNSUPPORTED, n, "Resize with tf_crop_and_resize (a region of interest)");
+        return NULL;
+    }
+    if (r < 3 || s->out->dims[0].c != x0->dims[0].c || s->out->dims[0].b != x0->dims[0].b ||
+        s->out->dims[1].c != x0->dims[1].c ||
+        (!by_size && (!scales || !(scales->f || initf) || scales->count != r || sc[0] != 1 || sc[1] != 1))) {
+        fail(l, FOLD_UNSUPPORTED, n, "Resize of the first two axes or of fewer than three");
+        return NULL;
+    }
+    if (!x)
+        return NULL;
+    Node *c = call("resize", x);
+    if (by_size) {
+        int64_t sz[ONNX_MAX_RANK];
+        for (int d = 2; d < r; d++)
+            sz[d - 2] = s->out->dims[d].c;
+        arg(c, "size", list_i(sz, r - 2));
+    } else {
+        int same = 1;
+        for (int d = 3; d < r; d++)
+            same &= sc[d] == sc[2];
+        Node *sl = mk(ND_LIST);
+        for (int d = 2; d < r; d++)
+            ast_push(&sl->list, num_f(sc[d]));
+        arg(c, "scale_factor", same ? num_f(sc[2]) : sl);
+    }
+    if (strcmp(mode, "nearest"))
+        arg(c, "mode", str(mode));
+    if (strcmp(ctm, "half_pixel"))
+        arg(c, "coordinates", str(ctm));
+    if (!strcmp(mode, "nearest") && strcmp(nm, "round_prefer_floor"))
+        arg(c, "rounding", str(nm));
+    if (!strcmp(mode, "cubic")) {
+        const double a = fold_attr_float(n, "cubic_coeff_a", -0.75f);
+        if (a != -0.75)
+            arg(c, "cubic_a", num_f(a));
+        if (fold_attr_int(n, "exclude_outside", 0))
+            arg(c, "exclude_outside", boolean(1));
+    }
+    return c;
+}
+
 static Node *node_expr(Body *b, const Step *s)
 {
     L *l = b->l;
@@ -2287,17 +2346,17 @@ static Node *node_expr(Body *b, const Step *s)
                    *ctm = fold_attr_str(n, "coordinate_transformation_mode", "half_pixel"),
                    *nm = fold_attr_str(n, "nearest_mode", "round_prefer_floor");
         int linear = !strcmp(mode, "linear");
-        if (x0->rank != 4 || s->out->dims[2].c % x0->dims[2].c || s->out->dims[3].c % x0->dims[3].c ||
-            s->out->dims[2].c / x0->dims[2].c != s->out->dims[3].c / x0->dims[3].c ||
-            s->out->dims[1].c != x0->dims[1].c ||
-            (linear ? strcmp(ctm, "half_pixel") && strcmp(ctm, "pytorch_half_pixel")
-                    : strcmp(mode, "nearest") || strcmp(ctm, "asymmetric") || strcmp(nm, "floor"))) {
-            fail(l, FOLD_UNSUPPORTED, n, "Resize other than PyTorch's nearest or bilinear by a whole factor");
-            return NULL;
+        /* PyTorch's default (a whole factor, the same for H and W) stays upsample */
+        if (x0->rank == 4 && !(s->out->dims[2].c % x0->dims[2].c) && !(s->out->dims[3].c % x0->dims[3].c) &&
+            s->out->dims[2].c / x0->dims[2].c == s->out->dims[3].c / x0->dims[3].c &&
+            s->out->dims[1].c == x0->dims[1].c &&
+            (linear ? !strcmp(ctm, "half_pixel") || !strcmp(ctm, "pytorch_half_pixel")
+                    : !strcmp(mode, "nearest") && !strcmp(ctm, "asymmetric") && !strcmp(nm, "floor"))) {
+            Node *c = call("upsample", X(0));
+            arg(c, "scale", num_i(s->out->dims[2].c / x0->dims[2].c));
+            return arg(c, "mode", str(linear ? "bilinear" : "nearest"));
         }
-        Node *c = call("upsample", X(0));
-        arg(c, "scale", num_i(s->out->dims[2].c / x0->dims[2].c));
-        return arg(c, "mode", str(linear ? "bilinear" : "nearest"));
+        return resize_expr(l, s, n, X(0), mode, ctm, nm);
     }
 #undef X
     fail(l, FOLD_UNSUPPORTED, n, "use of %s", op);

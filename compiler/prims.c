@@ -1470,6 +1470,137 @@ static Value prim_upsample(const Prim *p, Args *a)
     return vtensor(t);
 }
 
+/* A string argument naming one of `names` (NULL-terminated): its index in
+ * *out, which stays as it is when the argument is absent. */
+static int choice_arg(Value v, Loc loc, const char *prim, const char *what, const char *const *names, int *out)
+{
+    if (v.k == VK_ABSENT)
+        return 1;
+    for (int k = 0; v.k == VK_STR && names[k]; k++)
+        if (!strcmp(v.s, names[k])) {
+            *out = k;
+            return 1;
+        }
+    char list[256] = "";
+    for (int k = 0; names[k]; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", k ? (names[k + 1] ? ", " : " or ") : "",
+                 names[k]);
+    diag_error(loc, "'%s' takes %s %s", prim, what, list);
+    return 0;
+}
+
+/* resize(x, size: | scale_factor:, mode:, coordinates:, rounding:, cubic_a:,
+ * exclude_outside:) over the spatial dims of x [N, C, ...], as ONNX's
+ * Resize (its attribute values by name): one IR node per resized dim
+ * (the op is separable), none where the mapping is the identity. */
+#define RESIZE_MAX (1 << 24)
+static Value prim_resize(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[8];
+    Loc l[8];
+    if (!prim_bind_args(
+            a,
+            SPEC("x", "size?", "scale_factor?", "mode?", "coordinates?", "rounding?", "cubic_a?", "exclude_outside?"),
+            v, l) ||
+        !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape x = shape_of(v[0].t);
+    const int ns = x.nd - 2;
+    if (ns < 1 || x.bd > 0) {
+        diag_error(l[0], "'resize' needs x [N, C, ...] with at least one dim after C (the batch first), got %s",
+                   sstr(x));
+        return none();
+    }
+    IrNode proto = {0};
+    proto.ival = RESIZE_NEAREST, proto.ival2 = RESIZE_HALF_PIXEL, proto.stride = RESIZE_ROUND_PREFER_FLOOR;
+    proto.fval = -0.75;
+    if (!choice_arg(v[3], l[3], "resize", "mode", ir_resize_modes, &proto.ival)) {
+        if (v[3].k == VK_STR && (!strcmp(v[3].s, "bilinear") || !strcmp(v[3].s, "trilinear")))
+            diag_note(l[3], "PyTorch's \"%s\" is \"linear\" here: the rank of x says how many dims", v[3].s);
+        if (v[3].k == VK_STR && !strcmp(v[3].s, "bicubic"))
+            diag_note(l[3], "PyTorch's \"bicubic\" is \"cubic\" here: the rank of x says how many dims");
+        return none();
+    }
+    if (!choice_arg(v[4], l[4], "resize", "coordinates", ir_resize_coords, &proto.ival2) ||
+        !choice_arg(v[5], l[5], "resize", "rounding", ir_resize_roundings, &proto.stride))
+        return none();
+    if (v[5].k != VK_ABSENT && proto.ival != RESIZE_NEAREST) {
+        diag_error(l[5], "'resize' takes a rounding only in mode \"nearest\"");
+        return none();
+    }
+    for (int k = 6; k < 8; k++)
+        if (v[k].k != VK_ABSENT && proto.ival != RESIZE_CUBIC) {
+            diag_error(l[k], "'resize' takes %s only in mode \"cubic\"", k == 6 ? "cubic_a" : "exclude_outside");
+            return none();
+        }
+    if ((v[6].k != VK_ABSENT && !prim_get_number(v[6], l[6], "cubic_a", &proto.fval)) ||
+        (v[7].k != VK_ABSENT && !prim_get_bool(v[7], l[7], "exclude_outside", &proto.exclude_pad)))
+        return none();
+    if ((v[1].k == VK_ABSENT) == (v[2].k == VK_ABSENT)) {
+        diag_error(a->loc, "'resize' takes either size or scale_factor");
+        return none();
+    }
+    int64_t out[IR_MAXD];
+    double scale[IR_MAXD] = {0};
+    const int by_size = v[1].k != VK_ABSENT;
+    const Value lv = v[by_size ? 1 : 2];
+    const Loc ll = l[by_size ? 1 : 2];
+    if ((lv.k == VK_LIST ? lv.n != ns : by_size)) {
+        diag_error(ll, "'resize' needs %s%s, one per dim after C of %s", by_size ? "a list of " : "a number or ",
+                   by_size ? "sizes" : "a list of scales", sstr(x));
+        return none();
+    }
+    for (int k = 0; k < ns; k++) {
+        const int64_t in = x.d[2 + k];
+        const Value e = lv.k == VK_LIST ? lv.items[k] : lv;
+        if (by_size) {
+            long long sz;
+            if (!prim_get_int(e, ll, "a size", &sz))
+                return none();
+            out[k] = sz;
+        } else {
+            if (!prim_get_number(e, ll, "a scale", &scale[k]))
+                return none();
+            if (!(scale[k] > 0) || scale[k] > RESIZE_MAX) {
+                diag_error(ll, "'resize' needs scales above 0, got %g", scale[k]);
+                return none();
+            }
+            out[k] = (int64_t)floor((double)in * scale[k]);
+        }
+        if (out[k] < 1 || out[k] > RESIZE_MAX) {
+            diag_error(ll, "'resize' makes dim %d of %s %lld long; it must be from 1 to %d", 2 + k, sstr(x),
+                       (long long)out[k], RESIZE_MAX);
+            return none();
+        }
+    }
+    int t = v[0].t;
+    for (int k = ns - 1; k >= 0; k--) { /* the last dim first, as ONNX's reference nests them */
+        const int ax = 2 + k;
+        Shape s = shape_of(t);
+        proto.fval2 = scale[k], proto.axis = ax;
+        int identity = out[k] == s.d[ax];
+        if (identity) {
+            int64_t *idx = elab_calloc(4 * (size_t)out[k], sizeof *idx);
+            double *w = elab_calloc(4 * (size_t)out[k], sizeof *w);
+            const int taps = ir_resize_taps(&proto, s.d[ax], out[k], idx, w);
+            for (int64_t i = 0; identity && i < out[k]; i++)
+                for (int j = 0; j < taps; j++)
+                    identity &= idx[i * taps + j] == i ? w[i * taps + j] == 1 : w[i * taps + j] == 0;
+            free(idx);
+            free(w);
+        }
+        if (identity)
+            continue;
+        s.d[ax] = out[k];
+        t = mk(IR_RESIZE, s, 1, &t);
+        IrNode *n = node(t);
+        n->axis = ax, n->ival = proto.ival, n->ival2 = proto.ival2, n->stride = proto.stride;
+        n->fval = proto.fval, n->fval2 = proto.fval2, n->exclude_pad = proto.exclude_pad;
+    }
+    return vtensor(t);
+}
+
 /* size(x, axis): a dim as an int (the batch dim: a run-time int) */
 static Value prim_size(const Prim *p, Args *a)
 {
@@ -1787,6 +1918,7 @@ static const Prim prims[] = {
     {"conv_transpose2d", prim_conv_transpose2d, 0},
     {"pad", prim_pad, 0},
     {"upsample", prim_upsample, 0},
+    {"resize", prim_resize, 0},
     {"max_pool2d", prim_pool2d, IR_MAXPOOL},
     {"avg_pool2d", prim_pool2d, IR_AVGPOOL},
     {"max_pool1d", prim_pool2d, IR_MAXPOOL},
