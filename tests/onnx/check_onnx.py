@@ -649,6 +649,33 @@ def import_cases():
                         node("Cast", ["c"], ["ci"], to=I64, name="cast"), node("Reshape", ["x", "ci"], ["y"])],
                        outputs=y4),
         1, r"^unsupported value 1e\+30 as a 64-bit integer at node 'cast' \(Cast\)$")
+    # integer and bool outputs: only values the language has exactly
+    B8, I8 = TensorProto.BOOL, TensorProto.INT8
+    ids = [vi("x", F, ["N", 4]), vi("ids", I64, ["N", 4])]
+    add("output_cast_int8", m([node("Cast", ["ids"], ["y"], to=I8)], outputs=[vi("y", I8, ["N", 4])], inputs=ids),
+        1, r"^model whose int8 output the language does not compute exactly \(its integer outputs: ")
+    add("output_cast_bool", m([node("Cast", ["ids"], ["y"], to=B8)], outputs=[vi("y", B8, ["N", 4])], inputs=ids),
+        1, r"^model whose bool output the language does not compute exactly")
+    add("output_shape", m([node("Shape", ["x"], ["y"])], outputs=[vi("y", I64, [2])]),
+        1, r"^model whose int64 output the language does not compute exactly")
+    add("argmax_of_ints", m([node("ArgMax", ["ids"], ["y"], axis=1, name="am")], outputs=[vi("y", I64, ["N", 1])],
+                            inputs=ids),
+        1, r"^unsupported ArgMax of an integer tensor at node 'am' \(ArgMax\)$")
+    # valid: they import
+    add("output_argmax", m([node("ArgMax", ["x"], ["y"], axis=-1, select_last_index=1)],
+                           outputs=[vi("y", I64, ["N", 1])]),
+        0, r"return argmax\(x, axis: -1, keepdim: true, last: true\)")
+    add("output_argmin_cast", m([node("ArgMin", ["x"], ["a"], axis=1, keepdims=0),
+                                 node("Cast", ["a"], ["y"], to=TensorProto.INT32)],
+                                outputs=[vi("y", TensorProto.INT32, ["N"])]),
+        0, r"return argmin\(x, axis: 1\)\n")
+    add("output_mask", m([node("Less", ["x", "x"], ["y"])], outputs=[vi("y", B8, ["N", 4])]), 0,
+        r"return int\(less\(x, x\)\)")
+    add("output_bool_inputs", m([node("Not", ["a"], ["na"]), node("And", ["na", "b"], ["y"])],
+                                outputs=[vi("y", B8, ["N", 4])], inputs=[vi("a", B8, ["N", 4]), vi("b", B8, ["N", 4])]),
+        0, r"return int\(\(1\.0 - float\(a\)\) \* float\(b\)\)")
+    add("output_ids", m([node("Identity", ["ids"], ["y"])], outputs=[vi("y", I64, ["N", 4])], inputs=ids),
+        0, r"return ids\n")
     # valid: they import
     add("output_is_input", m([], outputs=[vi("x", F, ["N", 4])]), 0, r"return x\b")
     add("used_before_defined", m([node("Relu", ["h"], ["y"]), node("MatMul", ["x", "W"], ["h"])], [W]), 0,
