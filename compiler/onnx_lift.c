@@ -3074,6 +3074,11 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
              onnx_type_name(out->type) ? onnx_type_name(out->type) : "non-float");
         goto bad;
     }
+    if (out->type != ONNX_FLOAT && loss != LIFT_LOSS_NONE) { /* an i32 output is for prediction only */
+        fail(l, FOLD_UNSUPPORTED, NULL, "--loss of a model whose output is %s (a loss reads a float output)",
+             onnx_type_name(out->type) ? onnx_type_name(out->type) : "not float");
+        goto bad;
+    }
     /* a batched model's output has the batch N as its first axis; a model
      * with no batch at all (a fixed-batch export) is a fixed-shape model,
      * whose output is any shape */

@@ -870,6 +870,18 @@ def cli(nnc):
             fail(f"integer inputs: expected {', '.join(bad)}; got {rc}: {err!r}\n{src}")
         else:
             print("ok  integer and bool inputs: float() of them for Cast, CastLike and Where, not of a mask")
+        # an integer output is for prediction only: --loss refuses it
+        am = base_model(nodes=[helper.make_node("ArgMax", ["x"], ["y"], axis=1)],
+                        outputs=[helper.make_tensor_value_info("y", TensorProto.INT64, ["N", 1])])
+        am_path = os.path.join(work, "am.onnx")
+        onnx.save(am, am_path)
+        for loss in ("mse", "cross_entropy"):
+            rc, out, err = run(nnc, "import", am_path, "-o", outdir, "--loss", loss)
+            if rc != 1 or not err.endswith(": --loss of a model whose output is int64 (a loss reads a float "
+                                           "output)\n") or os.path.exists(outdir):
+                fail(f"--loss {loss} of an ArgMax output: expected exit 1, nothing written; got {rc}: {err!r}")
+            else:
+                print(f"ok  --loss {loss} of an integer output refused")
         # ops the import writes as formulas (compiler/onnx_lift.c), with
         # attributes or shapes a formula cannot take: exit 1 (unsupported)
         # or 2 (not valid), naming the node, nothing written
