@@ -84,6 +84,7 @@ static int per_example(const Graph *g, const IrNode *n)
     case IR_SOFTMAX:
     case IR_LOG_SOFTMAX:
     case IR_ARGMAX:
+    case IR_ARGMIN:
     case IR_SOFTMAX_BWD:
     case IR_LOG_SOFTMAX_BWD: return n->axis != g->nodes[n->in[0]].shape.bd;
     case IR_CONCAT:

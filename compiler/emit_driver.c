@@ -47,7 +47,7 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     P(e, "static void release_(void *m) { %s_release(m); }\n", p);
     IoDecl oio;
     memset(&oio, 0, sizeof oio);
-    oio.dt = DT_F32;
+    oio.dt = e->m->infer->nodes[e->m->infer->output].dt; /* i32: predict writes <i4 */
     oio.shape = e->m->infer->nodes[e->m->infer->output].shape;
     const char *ocast = emit_io_decl(e, &oio, 0, "");
     P(e,

@@ -326,8 +326,8 @@ static void forward_fn(Emitter *e)
     P(e, "%s", call_infer(e));
     if (e->opt->check_numerics) /* the output is left as it was */
         P(e, "    if (m->numerics_[0])\n        return;\n");
-    P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output), e->real,
-      emit_numel(g->nodes[g->output].shape));
+    P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output),
+      g->nodes[g->output].dt == DT_I32 ? "int32_t" : e->real, emit_numel(g->nodes[g->output].shape));
     end_body(e);
     P(e, "}\n\n");
 }

@@ -39,7 +39,7 @@ static const char *out_param(Emitter *e)
     const IrNode *o = &e->m->infer->nodes[e->m->infer->output];
     IoDecl io;
     memset(&io, 0, sizeof io);
-    io.dt = DT_F32;
+    io.dt = o->dt; /* i32 in a model without a loss (model.c) */
     io.shape = o->shape;
     return emit_io_decl(e, &io, 0, "out");
 }

@@ -175,6 +175,7 @@ static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
     case IR_MISH:
     case IR_DMISH: return emit_fmt("nnc_%s_%s(%s)", ir_op_name(n->op), e->real, a);
     case IR_TO_F32: return emit_fmt("(%s)%s", e->real, a);
+    case IR_TO_I32: return emit_fmt("nnc_to_i32_%s(%s)", e->real, a);
     case IR_EXPAND: return a;
     default: abort();
     }

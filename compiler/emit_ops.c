@@ -300,14 +300,20 @@ void emit_rowop(Emitter *e, int t)
         P(e, "        }\n    }\n");
         break;
     }
-    case IR_ARGMAX: {
-        const char *x = emit_ref(e, n->in[0]);
+    case IR_ARGMAX:
+    case IR_ARGMIN: {
+        /* torch.argmax's order: a NaN above (argmin: below) every number,
+         * the first of ties (ival: the last, ONNX's select_last_index) */
+        const char *x = emit_ref(e, n->in[0]), *gt = n->op == IR_ARGMAX ? "<" : ">";
         row_loops(e, s, n->axis);
         P(e, "        int32_t best = 0;\n");
-        P(e,
-          "        for (int64_t k = 1; k < len; k++) if (%s[base + k * st] > %s[base + best * st]) best = "
-          "(int32_t)k;\n",
-          x, x);
+        P(e, "        for (int64_t k = 1; k < len; k++) {\n");
+        P(e, "            const %s v = %s[base + k * st], b = %s[base + best * st];\n", e->real, x, x);
+        if (n->ival)
+            P(e, "            if (b == b ? !(v %s b) : v != v)\n", gt);
+        else
+            P(e, "            if (b == b && !(v %s= b))\n", gt);
+        P(e, "                best = (int32_t)k;\n        }\n");
         P(e, "        %s[o * st + j] = best;\n    }\n", y);
         break;
     }

@@ -365,10 +365,11 @@ static void dump_attrs(const IrNode *n, FILE *out)
             fprintf(out, "%s%d", i ? "," : "", n->perm[i]);
         fprintf(out, ")");
         break;
+    case IR_ARGMAX:
+    case IR_ARGMIN: fprintf(out, " axis=%d%s", n->axis, n->ival ? " last" : ""); break;
     case IR_CONCAT:
     case IR_SOFTMAX:
     case IR_LOG_SOFTMAX:
-    case IR_ARGMAX:
     case IR_SOFTMAX_BWD:
     case IR_LOG_SOFTMAX_BWD:
         fprintf(out, " axis=%d", n->axis);

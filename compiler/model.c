@@ -304,18 +304,21 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
             E.g->output = out.t;
             /* A model with a batch returns one row per example.  A
              * fixed-shape model (no input or label has a batch dim) runs
-             * on one sample and returns any f32 tensor, a scalar too.  A
+             * on one sample and returns any tensor, a scalar too.  A
              * batched model's output without the batch (a sum over the
              * examples) stays an error: its value would depend on how
              * the driver chunks the examples and splits them over
-             * processes. */
-            if (node(out.t)->dt != DT_F32 && !bname)
-                diag_error(decl->name_loc, "the output of model '%s' must be an f32 tensor, got i32 %s", decl->name,
-                           sstr(shape_of(out.t)));
-            else if (bname && (node(out.t)->dt != DT_F32 || node(out.t)->shape.bd != 0))
+             * processes.  An i32 output (argmax's class ids, an ONNX
+             * graph's integer or bool result) is for prediction only: a
+             * model with a loss returns f32, what its loss reads. */
+            int i32 = node(out.t)->dt == DT_I32;
+            if (i32 && m->has_loss)
+                diag_error(decl->name_loc, "the output of model '%s' is an i32 tensor: a model with a loss returns f32",
+                           decl->name);
+            else if (bname && node(out.t)->shape.bd != 0)
                 diag_error(decl->name_loc,
-                           "the output of model '%s' must be an f32 tensor whose first dim is the batch, got %s%s",
-                           decl->name, node(out.t)->dt == DT_I32 ? "i32 " : "", sstr(shape_of(out.t)));
+                           "the output of model '%s' must be a tensor whose first dim is the batch, got %s%s",
+                           decl->name, i32 ? "i32 " : "", sstr(shape_of(out.t)));
         } else if (out.k != VK_NONE) {
             diag_error(decl->name_loc, "the call of model '%s' must return a tensor, got %s", decl->name,
                        elab_vk_name(out.k));

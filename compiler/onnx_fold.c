@@ -1568,6 +1568,27 @@ static int op_reduce(Ctx *c, FOp *o)
     return 0;
 }
 
+/* ArgMax and ArgMin: int64 indices along one axis, kept as 1 with
+ * keepdims (the default); the language's argmax is i32 (onnx_lift.c). */
+static int op_argmax(Ctx *c, FOp *o)
+{
+    FoldVal *x = o->in[0], *y = o->out[0];
+    int axis;
+    if (norm_axis(c, fold_attr_int(o->n, "axis", 0), x->rank, &axis))
+        return -1;
+    if (x->type != ONNX_FLOAT)
+        return fail(c, FOLD_UNSUPPORTED, "%s of an integer tensor", o->n->op_type);
+    const int keep = fold_attr_int(o->n, "keepdims", 1) != 0;
+    y->rank = 0;
+    for (int d = 0; d < x->rank; d++)
+        if (d != axis)
+            y->dims[y->rank++] = x->dims[d];
+        else if (keep)
+            y->dims[y->rank++] = (FDim){1, 0};
+    y->type = ONNX_INT64;
+    return 0;
+}
+
 static int op_softmax(Ctx *c, FOp *o)
 {
     int axis;
@@ -1749,6 +1770,8 @@ static const OpRule rules[] = {
     {"Expand", op_expand, 2},
     {"Trilu", op_trilu, 1},
     {"Cast", op_cast, 1},
+    {"ArgMax", op_argmax, 1},
+    {"ArgMin", op_argmax, 1},
     {"CastLike", op_cast, 2},
     {"GatherElements", op_gather_elements, 2},
     {"MatMul", op_matmul, 2},
@@ -1830,6 +1853,7 @@ static const struct {
     {"mode", ONNX_ATTR_STRING},
     {"reduction", ONNX_ATTR_STRING},
     {"ignore_index", ONNX_ATTR_INT},
+    {"select_last_index", ONNX_ATTR_INT},
 };
 
 static const char *attr_kind_str(OnnxAttrKind k)
@@ -1856,7 +1880,8 @@ static int check_attrs(Ctx *c, const OnnxNode *n)
  * it), the target of NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
  * (float() of it), or pass through Identity, Cast and CastLike (lift maps those)
  * or give its shape.  A bool a node computes (Equal, Less, ...) is an f32
- * mask in the language; a bool input is an i32 like the integers. */
+ * mask in the language; a bool input is an i32 like the integers, which
+ * Not, And and Or read as float() of it, exactly. */
 static int check_int_reads(Ctx *c, const OnnxNode *n, FoldVal **in)
 {
     const char *op = n->op_type;
@@ -1868,7 +1893,8 @@ static int check_int_reads(Ctx *c, const OnnxNode *n, FoldVal **in)
         if (!v || v->type == ONNX_FLOAT || (v->kind != FV_INPUT && v->kind != FV_NODE) ||
             (v->kind == FV_NODE && v->type == ONNX_BOOL) || (!strcmp(op, "Gather") && k == 1) ||
             (!strcmp(op, "GatherElements") && k == 1) || (!strcmp(op, "Where") && k == 0) ||
-            (k == 1 && (!strcmp(op, "NegativeLogLikelihoodLoss") || !strcmp(op, "SoftmaxCrossEntropyLoss"))))
+            (k == 1 && (!strcmp(op, "NegativeLogLikelihoodLoss") || !strcmp(op, "SoftmaxCrossEntropyLoss"))) ||
+            (v->type == ONNX_BOOL && (!strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or"))))
             continue;
         return fail(c, FOLD_UNSUPPORTED,
                     "%s reading the %s tensor '%s' at run time (the language computes in f32; its only integer "

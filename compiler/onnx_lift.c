@@ -1314,18 +1314,52 @@ static Node *slice_expr(Node *x, int axis, int64_t start, int64_t end)
 }
 
 /* Whether value v is an i32 tensor in the language: an integer or bool
- * graph input, through Identity and Casts between such types.  Every
- * other non-float value the mapping writes is an f32 mask (Equal, Not,
- * ...) or a constant. */
+ * graph input or ArgMax's and ArgMin's indices, through Identity and
+ * Casts between such types.  Every other non-float value the mapping
+ * writes is an f32 mask (Equal, Not, ...) or a constant. */
 static int int_valued(const L *l, const FoldVal *v)
 {
     while (v && v->kind == FV_NODE && v->type != ONNX_FLOAT) {
         const char *op = node_at(l, v->node)->op_type;
+        if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin"))
+            return 1;
         if (strcmp(op, "Identity") && strcmp(op, "Cast") && strcmp(op, "CastLike"))
             return 0;
         v = in_val(l, node_at(l, v->node), 0);
     }
     return v && v->kind == FV_INPUT && v->type != ONNX_FLOAT;
+}
+
+/* Whether the model's output v, of an integer or bool type, is exactly
+ * a tensor the language computes: an f32 mask of 0 and 1 (a bool a node
+ * computes; the return converts it with int()), or an i32 tensor of the
+ * same values (int_valued) through casts that keep them: bool to bool,
+ * or between int32 and int64 (ids and indices; a narrower type would
+ * wrap, a cast to bool would need a comparison with 0). */
+static int exact_int_output(const L *l, const FoldVal *v)
+{
+    if (v->kind == FV_NODE && v->type == ONNX_BOOL && !int_valued(l, v))
+        return 1;
+    if (!int_valued(l, v))
+        return 0;
+    for (;;) {
+        int t = v->type, wide = t == ONNX_INT32 || t == ONNX_INT64;
+        if (v->kind == FV_INPUT)
+            return 1;
+        const OnnxNode *n = node_at(l, v->node);
+        if (!strcmp(n->op_type, "ArgMax") || !strcmp(n->op_type, "ArgMin"))
+            return wide;
+        v = in_val(l, n, 0);
+        if (!(t == ONNX_BOOL ? v->type == ONNX_BOOL : wide && (v->type == ONNX_INT32 || v->type == ONNX_INT64)))
+            return 0;
+    }
+}
+
+/* A bool operand of Not, And, Or as an f32 mask: a bool input is i32 */
+static Node *mask_operand(Body *b, const Step *s, int k, const OnnxNode *n)
+{
+    Node *x = A(b, s, k, n);
+    return x && int_valued(b->l, s->in[k]) ? call("float", x) : x;
 }
 
 /* selu's constants as ONNX's Selu defaults give them: PyTorch's, rounded
@@ -1753,8 +1787,25 @@ static Node *node_expr(Body *b, const Step *s)
         Node *a = X(0), *c = X(1);
         return a && c ? arg(call(op[0] == 'E' ? "equal" : op[0] == 'L' ? "less" : "greater", a), NULL, c) : NULL;
     }
-    if (!strcmp(op, "Not"))
-        return bin(OP_SUB, num_f(1), X(0));
+    if (!strcmp(op, "Not")) {
+        Node *x = mask_operand(b, s, 0, n);
+        return x ? bin(OP_SUB, num_f(1), x) : NULL;
+    }
+    if (!strcmp(op, "And") || !strcmp(op, "Or")) { /* of masks of 0 and 1 */
+        Node *a = mask_operand(b, s, 0, n), *c = mask_operand(b, s, 1, n);
+        if (!a || !c)
+            return NULL;
+        return op[0] == 'A' ? bin(OP_MUL, a, c) : arg(call("maximum", a), NULL, c);
+    }
+    if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin")) {
+        Node *c = call(!strcmp(op, "ArgMax") ? "argmax" : "argmin", X(0));
+        arg(c, "axis", num_i(fold_attr_int(n, "axis", 0)));
+        if (fold_attr_int(n, "keepdims", 1))
+            arg(c, "keepdim", boolean(1));
+        if (fold_attr_int(n, "select_last_index", 0))
+            arg(c, "last", boolean(1));
+        return c;
+    }
     if (!strcmp(op, "Where")) {
         Node *c = X(0), *a = X(1), *e = X(2);
         if (c && int_valued(l, x0)) /* a bool input: its f32 mask */
@@ -2553,6 +2604,9 @@ static int build_body(L *l, Module *m, Step **steps, int nsteps, FoldVal *out, B
         if (!ret->a)
             return -1;
     }
+    /* the model's bool output, an f32 mask in the language, as i32 */
+    if (!m->parent && out->type != ONNX_FLOAT && !int_valued(l, out))
+        ret->a = call("int", ret->a);
     ast_push(&b->stmts, ret);
     return 0;
 }
@@ -3240,8 +3294,16 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
         goto bad;
     }
     FoldVal *out = fold_val(f, om->outputs[0].name);
-    if (out->type != ONNX_FLOAT) {
-        fail(l, FOLD_UNSUPPORTED, NULL, "model whose output is not a float tensor");
+    if (out->type != ONNX_FLOAT && !exact_int_output(l, out)) {
+        fail(l, FOLD_UNSUPPORTED, NULL,
+             "model whose %s output the language does not compute exactly (its integer outputs: "
+             "comparisons and logical ops, ArgMax, ArgMin, integer and bool inputs)",
+             onnx_type_name(out->type) ? onnx_type_name(out->type) : "non-float");
+        goto bad;
+    }
+    if (out->type != ONNX_FLOAT && loss != LIFT_LOSS_NONE) { /* an i32 output is for prediction only */
+        fail(l, FOLD_UNSUPPORTED, NULL, "--loss of a model whose output is %s (a loss reads a float output)",
+             onnx_type_name(out->type) ? onnx_type_name(out->type) : "not float");
         goto bad;
     }
     /* a batched model's output has the batch N as its first axis; a model

@@ -474,6 +474,28 @@ static Value prim_float(const Prim *p, Args *a)
     return vtensor(elab_add(n));
 }
 
+/* int(x): an f32 tensor as i32, truncated toward zero as x.int(); a NaN
+ * or a value outside the i32 range gives -2^31, as PyTorch on x86 (where C
+ * leaves it undefined).  No gradient; an i32 tensor is itself.  It makes
+ * an i32 output of a comparison's 0/1 mask (ONNX's bool outputs). */
+static Value prim_int(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[1];
+    Loc l[1];
+    if (!prim_bind_args(a, SPEC("x"), v, l))
+        return none();
+    if (v[0].k != VK_TENSOR) {
+        diag_error(l[0], "the argument of 'int' must be a tensor, got %s",
+                   v[0].batch ? "the batch dim" : elab_vk_name(v[0].k));
+        return none();
+    }
+    if (node(v[0].t)->dt == DT_I32)
+        return v[0];
+    IrNode n = ir_node(IR_TO_I32, DT_I32, shape_of(v[0].t), 1, &v[0].t);
+    return vtensor(elab_add(n));
+}
+
 /* leaky_relu(x, slope: 0.01), F.leaky_relu's negative_slope */
 static Value prim_leaky_relu(const Prim *p, Args *a)
 {
@@ -1051,17 +1073,33 @@ static int tensor_and_axis(Args *a, Value *v, Loc *l, int *axis)
         prim_get_int(v[1], l[1], "axis", &ax) && norm_axis(ax, shape_of(v[0].t).nd, l[1], axis);
 }
 
+/* argmax(x, axis, keepdim: false, last: false) and argmin: the index
+ * along axis of the largest (smallest) element, an i32 tensor with no
+ * gradient.  As torch.argmax: the first such index (the last with
+ * `last: true`, ONNX's select_last_index), a NaN counting as larger and
+ * smaller than any number (the first NaN, or the last). */
 static Value prim_argmax(const Prim *p, Args *a)
 {
-    (void)p;
-    Value v[2];
-    Loc l[2];
-    int axis;
-    if (!tensor_and_axis(a, v, l, &axis))
+    Value v[4];
+    Loc l[4];
+    int axis, keep = 0, last = 0;
+    long long ax;
+    if (!prim_bind_args(a, SPEC("x", "axis", "keepdim?", "last?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_get_int(v[1], l[1], "axis", &ax) || !norm_axis(ax, shape_of(v[0].t).nd, l[1], &axis) ||
+        (v[2].k != VK_ABSENT && !prim_get_bool(v[2], l[2], "keepdim", &keep)) ||
+        (v[3].k != VK_ABSENT && !prim_get_bool(v[3], l[3], "last", &last)))
         return none();
-    Shape r = drop_dim(shape_of(v[0].t), axis);
-    IrNode n = ir_node(IR_ARGMAX, DT_I32, r, 1, &v[0].t);
+    Shape r = shape_of(v[0].t);
+    if (!keep) {
+        r = drop_dim(r, axis);
+    } else {
+        r.d[axis] = 1;
+        if (r.bd == axis) /* one index for the whole batch: no batch dim */
+            r.bd = -1;
+    }
+    IrNode n = ir_node(p->op, DT_I32, r, 1, &v[0].t);
     n.axis = axis;
+    n.ival = last;
     return vtensor(elab_add(n));
 }
 
@@ -1891,6 +1929,7 @@ static const Prim prims[] = {
     {"cumsum", prim_cumsum, 0},
     {"gather_elements", prim_gather_elements, 0},
     {"float", prim_float, 0},
+    {"int", prim_int, 0},
     {"transpose", prim_transpose, 0},
     {"permute", prim_permute, 0},
     {"sum", prim_reduce, IR_SUM},
@@ -1906,7 +1945,8 @@ static const Prim prims[] = {
     {"cross_entropy", prim_class_loss, IR_CROSS_ENTROPY},
     {"mse", prim_pair_loss, IR_MSE},
     {"bce_with_logits", prim_pair_loss, IR_BCE_LOGITS},
-    {"argmax", prim_argmax, 0},
+    {"argmax", prim_argmax, IR_ARGMAX},
+    {"argmin", prim_argmax, IR_ARGMIN},
     {"accuracy", prim_class_loss, IR_ACCURACY},
     {"linear", prim_linear, 0},
     {"len", prim_len, 0},

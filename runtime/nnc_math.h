@@ -255,4 +255,18 @@ static inline double nnc_keep_double(double g, int keep)
     return g;
 }
 
+/* int(x): truncated toward zero, as a C cast where that is defined; a NaN
+ * or a value outside [-2^31, 2^31) gives -2^31, x86's "integer
+ * indefinite" and so PyTorch's x.int() there, where C leaves the cast
+ * undefined.  2147483648.0f is exact in float (2^31). */
+static inline int32_t nnc_to_i32_float(float x)
+{
+    return x >= -2147483648.0f && x < 2147483648.0f ? (int32_t)x : INT32_MIN;
+}
+
+static inline int32_t nnc_to_i32_double(double x)
+{
+    return x > -2147483649.0 && x < 2147483648.0 ? (int32_t)x : INT32_MIN;
+}
+
 #endif

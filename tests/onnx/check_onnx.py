@@ -649,6 +649,33 @@ def import_cases():
                         node("Cast", ["c"], ["ci"], to=I64, name="cast"), node("Reshape", ["x", "ci"], ["y"])],
                        outputs=y4),
         1, r"^unsupported value 1e\+30 as a 64-bit integer at node 'cast' \(Cast\)$")
+    # integer and bool outputs: only values the language has exactly
+    B8, I8 = TensorProto.BOOL, TensorProto.INT8
+    ids = [vi("x", F, ["N", 4]), vi("ids", I64, ["N", 4])]
+    add("output_cast_int8", m([node("Cast", ["ids"], ["y"], to=I8)], outputs=[vi("y", I8, ["N", 4])], inputs=ids),
+        1, r"^model whose int8 output the language does not compute exactly \(its integer outputs: ")
+    add("output_cast_bool", m([node("Cast", ["ids"], ["y"], to=B8)], outputs=[vi("y", B8, ["N", 4])], inputs=ids),
+        1, r"^model whose bool output the language does not compute exactly")
+    add("output_shape", m([node("Shape", ["x"], ["y"])], outputs=[vi("y", I64, [2])]),
+        1, r"^model whose int64 output the language does not compute exactly")
+    add("argmax_of_ints", m([node("ArgMax", ["ids"], ["y"], axis=1, name="am")], outputs=[vi("y", I64, ["N", 1])],
+                            inputs=ids),
+        1, r"^unsupported ArgMax of an integer tensor at node 'am' \(ArgMax\)$")
+    # valid: they import
+    add("output_argmax", m([node("ArgMax", ["x"], ["y"], axis=-1, select_last_index=1)],
+                           outputs=[vi("y", I64, ["N", 1])]),
+        0, r"return argmax\(x, axis: -1, keepdim: true, last: true\)")
+    add("output_argmin_cast", m([node("ArgMin", ["x"], ["a"], axis=1, keepdims=0),
+                                 node("Cast", ["a"], ["y"], to=TensorProto.INT32)],
+                                outputs=[vi("y", TensorProto.INT32, ["N"])]),
+        0, r"return argmin\(x, axis: 1\)\n")
+    add("output_mask", m([node("Less", ["x", "x"], ["y"])], outputs=[vi("y", B8, ["N", 4])]), 0,
+        r"return int\(less\(x, x\)\)")
+    add("output_bool_inputs", m([node("Not", ["a"], ["na"]), node("And", ["na", "b"], ["y"])],
+                                outputs=[vi("y", B8, ["N", 4])], inputs=[vi("a", B8, ["N", 4]), vi("b", B8, ["N", 4])]),
+        0, r"return int\(\(1\.0 - float\(a\)\) \* float\(b\)\)")
+    add("output_ids", m([node("Identity", ["ids"], ["y"])], outputs=[vi("y", I64, ["N", 4])], inputs=ids),
+        0, r"return ids\n")
     # valid: they import
     add("output_is_input", m([], outputs=[vi("x", F, ["N", 4])]), 0, r"return x\b")
     add("used_before_defined", m([node("Relu", ["h"], ["y"]), node("MatMul", ["x", "W"], ["h"])], [W]), 0,
@@ -843,6 +870,18 @@ def cli(nnc):
             fail(f"integer inputs: expected {', '.join(bad)}; got {rc}: {err!r}\n{src}")
         else:
             print("ok  integer and bool inputs: float() of them for Cast, CastLike and Where, not of a mask")
+        # an integer output is for prediction only: --loss refuses it
+        am = base_model(nodes=[helper.make_node("ArgMax", ["x"], ["y"], axis=1)],
+                        outputs=[helper.make_tensor_value_info("y", TensorProto.INT64, ["N", 1])])
+        am_path = os.path.join(work, "am.onnx")
+        onnx.save(am, am_path)
+        for loss in ("mse", "cross_entropy"):
+            rc, out, err = run(nnc, "import", am_path, "-o", outdir, "--loss", loss)
+            if rc != 1 or not err.endswith(": --loss of a model whose output is int64 (a loss reads a float "
+                                           "output)\n") or os.path.exists(outdir):
+                fail(f"--loss {loss} of an ArgMax output: expected exit 1, nothing written; got {rc}: {err!r}")
+            else:
+                print(f"ok  --loss {loss} of an integer output refused")
         # ops the import writes as formulas (compiler/onnx_lift.c), with
         # attributes or shapes a formula cannot take: exit 1 (unsupported)
         # or 2 (not valid), naming the node, nothing written

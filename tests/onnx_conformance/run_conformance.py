@@ -10,7 +10,8 @@ For every test directory DATA/GROUP/TEST (model.onnx and test_data_set_K/
 {input_J,output_J}.pb, Debian's libonnx-testdata): `nnc import`, `nnc
 --emit=all`, the driver built by gcc, `predict` on every data set, and
 the first output compared with output_0.pb at ONNX's backend tolerance
-(onnx/backend/test/runner: rtol 1e-3, atol 1e-7).  Each test ends as
+(onnx/backend/test/runner: rtol 1e-3, atol 1e-7), or exactly when it is
+an integer or bool tensor (the model's i32 output).  Each test ends as
 `pass` or as a failure with a reason (a short key: `unsupported-op:Erf`,
 `import-unsupported`, `compile`, `mismatch`, ...).
 
@@ -141,12 +142,25 @@ def check_model(model, ops):
     return opset
 
 
-def check_output(sets):
+# the output types a model returns exactly: float ones as f32 (compared
+# at the tolerance), integer and bool ones as i32 (compared exactly)
+INT_OUTPUTS = {onnx.TensorProto.BOOL, onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32,
+               onnx.TensorProto.INT64, onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32}
+
+
+def check_output(model, sets):
+    """Whether the output is an integer or bool tensor (compared exactly
+    with the model's i32 output), else a float one."""
     if not sets or not sets[0][1]:
         raise Fail("no-data", "no test_data_set with an output")
     ref = sets[0][1][0]
-    if ref.dtype not in FLOAT_TYPES:
-        raise Fail("non-float-output", "output_0 is %s; a model's output is f32" % ref.dtype)
+    et = model.graph.output[0].type.tensor_type.elem_type
+    if ref.dtype in FLOAT_TYPES and et != onnx.TensorProto.BFLOAT16:
+        return False
+    if et in INT_OUTPUTS and (ref.dtype == np.bool_ or np.issubdtype(ref.dtype, np.integer)):
+        return True
+    raise Fail("output-type", "output_0 is %s; a model's output is f32 or i32"
+               % (onnx.TensorProto.DataType.Name(et).lower() if et else ref.dtype))
 
 
 def upgrade(model, opset):
@@ -183,8 +197,10 @@ def batch_plans(model, sets):
                 and (a.dtype in FLOAT_TYPES or not floats)):
             lead = a
     # the fixed plan: every float input stays one, of its shape (bfloat16
-    # arrives as its bits, uint16)
-    fixed = [FIXED if a.dtype in FLOAT_TYPES or vi.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+    # arrives as its bits, uint16), and so does every bool one (a mask is
+    # data, never axes, a shape or indices)
+    fixed = [FIXED if a.dtype in FLOAT_TYPES or a.dtype == np.bool_
+             or vi.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
              else INIT for a, vi in zip(ins, real)]
     if lead is None:
         return [fixed]
@@ -282,7 +298,7 @@ def run_test(group, name, args):
         model = onnx.load(model_path)
         opset = check_model(model, args.ops)
         sets = data_sets(tdir)
-        check_output(sets)
+        exact = check_output(model, sets)
         model = upgrade(model, opset)
         err, plan = None, None
         for p in batch_plans(model, sets):
@@ -322,8 +338,14 @@ def run_test(group, name, args):
             got, want = np.load(out), outs[0]
             if got.shape != want.shape:
                 raise Fail("mismatch", "data set %d: shape %s, expected %s" % (k, got.shape, want.shape))
+            if got.dtype != np.dtype(np.int32 if exact else np.float32):
+                raise Fail("mismatch", "data set %d: output dtype %s, expected %s"
+                           % (k, got.dtype, "int32" if exact else "float32"))
             want64, got64 = want.astype(np.float64), got.astype(np.float64)
-            bad = ~np.isclose(got64, want64, rtol=RTOL, atol=ATOL, equal_nan=True)
+            if exact:  # integers and bools: equal values (int64s beyond i32 differ)
+                bad = want.astype(np.int64) != got.astype(np.int64)
+            else:
+                bad = ~np.isclose(got64, want64, rtol=RTOL, atol=ATOL, equal_nan=True)
             if bad.any():
                 i = np.unravel_index(int(np.argmax(bad)), bad.shape)
                 raise Fail("mismatch-double" if want.dtype == np.float64 else "mismatch",
@@ -388,7 +410,7 @@ HEADER = """\
 # one passes.  Reasons (README.md has the list):
 #   unsupported-op:OP   the op (at the model's opset) is not in compiler/onnx_ops.def
 #   multiple-outputs    the graph has several outputs; a model has one
-#   non-float-output    the output is an integer or bool tensor; a model's is f32
+#   output-type         the output is a string, bfloat16, uint64, ... tensor; a model's is f32 or i32
 #   opset-convert       onnx.version_converter cannot upgrade the model to opset 13
 #   import-unsupported  nnc import: an attribute or input the mapping does not cover (exit 1)
 #   import-malformed    nnc import: shapes it refuses, e.g. the batch axis used as a number (exit 2)

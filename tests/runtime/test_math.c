@@ -25,6 +25,7 @@
  *                    gelu_double, dgelu_float against dgelu_double within
  *                    2e-6 absolute; NaN stays NaN;
  *   nnc_dsilu_*      against s (1 + x (1 - s)) in double;
+ *   nnc_to_i32_*     truncation, -2^31 for NaN and out of range;
  *   nnc_keep_*       g bit for bit (NaN, -0, inf) when kept, +0 when not;
  *   nnc_hard_sigmoid_*, nnc_hard_swish_* and their derivatives: against
  *                    their formulas in double (the float ones within an
@@ -251,6 +252,26 @@ static void check_softplus_mish(void)
     printf("softplus/mish: worst float error %.3g, derivatives %.3g\n", worst, worst_fd);
 }
 
+/* int(x): truncation toward zero inside the i32 range, -2^31 for NaN and
+ * outside it (both ends, infinities too), in float and double. */
+static void check_to_i32(void)
+{
+    const float fin[] = {2.7f, -2.7f, 0.5f, -0.5f, -0.0f, 1e9f, -2147483648.0f, 2147483520.0f};
+    const int32_t fout[] = {2, -2, 0, 0, 0, 1000000000, INT32_MIN, 2147483520};
+    for (size_t i = 0; i < sizeof fin / sizeof *fin; i++)
+        CHECKF(nnc_to_i32_float(fin[i]) == fout[i], "to_i32_float(%.9g) = %ld", (double)fin[i],
+               (long)nnc_to_i32_float(fin[i]));
+    const float fbad[] = {NAN, INFINITY, -INFINITY, 2147483648.0f, -2147483904.0f, 1e30f};
+    for (size_t i = 0; i < sizeof fbad / sizeof *fbad; i++)
+        CHECKF(nnc_to_i32_float(fbad[i]) == INT32_MIN, "to_i32_float(%g)", (double)fbad[i]);
+    CHECK(nnc_to_i32_double(2147483647.9) == INT32_MAX && nnc_to_i32_double(-2147483648.9) == INT32_MIN &&
+          nnc_to_i32_double(-2147483647.5) == -2147483647 && nnc_to_i32_double(-3.99) == -3);
+    const double dbad[] = {NAN, INFINITY, 2147483648.0, -2147483649.0, -1e300};
+    for (size_t i = 0; i < sizeof dbad / sizeof *dbad; i++)
+        CHECKF(nnc_to_i32_double(dbad[i]) == INT32_MIN, "to_i32_double(%g)", dbad[i]);
+    printf("to_i32: ok\n");
+}
+
 int main(void)
 {
 #ifdef FP_FAST_FMAF
@@ -265,5 +286,6 @@ int main(void)
     check_keep();
     check_hard();
     check_softplus_mish();
+    check_to_i32();
     return check_summary("test_math");
 }
