@@ -163,9 +163,35 @@ def check_output(model, sets):
                % (onnx.TensorProto.DataType.Name(et).lower() if et else ref.dtype))
 
 
+def legacy_prelu_slopes(model):
+    """Opsets 1 to 6 apply a PRelu slope of C values per channel (axis 1 of
+    an input [N, C, ...]); opset 7 broadcasts it numpy-style from the last
+    axis, and onnx.version_converter's PRelu adapter upgrades the node
+    without the reshape that keeps the meaning (the pytorch-converted
+    *_multiparam tests: a slope [3] against [2, 3, 4] then broadcasts to
+    nothing).  Do that reshape: a slope initializer [C] for an input of
+    rank r >= 3 with C on axis 1 becomes [C, 1, ... (r - 2 ones)]."""
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in g.input}
+    for n in g.node:
+        if n.op_type != "PRelu" or len(n.input) < 2 or n.input[1] not in inits:
+            continue
+        slope, x = inits[n.input[1]], shapes.get(n.input[0])
+        if x and len(x) >= 3 and list(slope.dims) == [x[1]] and x[1] > 1:
+            slope.dims[:] = [x[1]] + [1] * (len(x) - 2)
+            for vi in g.input:  # the old style also lists it as an input
+                if vi.name == n.input[1]:
+                    del vi.type.tensor_type.shape.dim[:]
+                    for d in slope.dims:
+                        vi.type.tensor_type.shape.dim.add().dim_value = d
+
+
 def upgrade(model, opset):
     if opset >= OPSET_MIN:
         return model
+    if opset < 7:
+        legacy_prelu_slopes(model)
     try:
         return version_converter.convert_version(model, OPSET_MIN)
     except Exception as e:  # the converter raises RuntimeError or its own
