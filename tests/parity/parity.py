@@ -477,92 +477,104 @@ def run_case(name_or_path, args, runner):
             exe = build_driver(case, args, runner, tmp, notes)
 
             def drv(argv, what):
-                out, _ = runner.run([exe] + argv, tmp, what)
+                isa = runner.env.get("NNC_ISA") if args.isa else None
+                out, _ = runner.run([exe] + argv, tmp, what + (" (NNC_ISA=%s)" % isa if isa else ""))
                 return out
 
-        if "predict" in case.checks:
-            drv(["predict", "--weights", weights, "--inputs", xs, "--output", "out.npy"],
-                "drv predict")
-            got = npy_read(os.path.join(tmp, "out.npy"), "predict output")
-            want = case.ref_predict()
-            want_dtype = "<f4" if want.dtype.kind == "f" else "<i4"
-            if got.dtype.str != want_dtype:
-                report.append(("FAIL", "predict", "output dtype %s, expected %s"
-                               % (got.dtype.str, want_dtype)))
-            compare("predict", got, want, args.tol, report)
+        # --isa: the same driver under each NNC_ISA in turn, against one
+        # reference: the instruction set is picked at run time, so one build
+        # serves them all (the comparisons are named [isa] name)
+        isas = args.isa.split(",") if args.isa else [None]
+        for isa in isas:
+            if isa:
+                runner.env["NNC_ISA"] = isa
+            tag = "[%s] " % isa if len(isas) > 1 else ""
+            mark = len(report)
+            if "predict" in case.checks:
+                drv(["predict", "--weights", weights, "--inputs", xs, "--output", "out.npy"],
+                    "drv predict")
+                got = npy_read(os.path.join(tmp, "out.npy"), "predict output")
+                want = case.ref_predict()
+                want_dtype = "<f4" if want.dtype.kind == "f" else "<i4"
+                if got.dtype.str != want_dtype:
+                    report.append(("FAIL", "predict", "output dtype %s, expected %s"
+                                   % (got.dtype.str, want_dtype)))
+                compare("predict", got, want, args.tol, report)
 
-        if "grad" in case.checks:
-            drv(["grad", "--weights", weights, "--inputs", xs, "--labels", ys,
-                 "--output", "grads.safetensors"], "drv grad")
-            got = st_read(os.path.join(tmp, "grads.safetensors"))
-            want_loss, want_grads = case.ref_grad()
-            if "loss" not in got:
-                report.append(("FAIL", "grad:loss", "no tensor `loss` in the grad file"))
-            else:
-                gl = got.pop("loss")
-                if gl.size != 1:
-                    report.append(("FAIL", "grad:loss", "shape %s, expected a scalar" % list(gl.shape)))
+            if "grad" in case.checks:
+                drv(["grad", "--weights", weights, "--inputs", xs, "--labels", ys,
+                     "--output", "grads.safetensors"], "drv grad")
+                got = st_read(os.path.join(tmp, "grads.safetensors"))
+                want_loss, want_grads = case.ref_grad()
+                if "loss" not in got:
+                    report.append(("FAIL", "grad:loss", "no tensor `loss` in the grad file"))
                 else:
-                    if gl.shape != ():
-                        notes.append("grad file's `loss` has shape %s, not []" % list(gl.shape))
-                    compare("grad:loss", gl.reshape(()), want_loss, args.tol, report)
-            # A gradient that the math makes zero (attention's key bias:
-            # softmax ignores a per-row constant) is only float32 rounding
-            # noise, so each tensor is measured against at least
-            # GRAD_SCALE_FLOOR of the model's largest gradient.
-            scale = max([float(np.max(np.abs(np.asarray(g)))) for g in want_grads.values()
-                         if np.asarray(g).size] + [0.0])
-            gfloor = max(DENOM_FLOOR, GRAD_SCALE_FLOOR * scale)
-            for n in case.param_names:
-                if n in got:
-                    compare("grad:" + n, got.pop(n), want_grads[n], args.tol, report,
-                            DENOM_FLOOR if n in case.frozen else gfloor)
-                elif n in case.frozen:
-                    notes.append("frozen %s not in the grad file" % n)
-                else:
-                    report.append(("FAIL", "grad:" + n, "missing from the grad file"))
-            for n in got:
-                what = "a state tensor" if n in case.state_names else "not a param of the model"
-                report.append(("FAIL", "grad:" + n, "unexpected tensor in the grad file (%s)" % what))
+                    gl = got.pop("loss")
+                    if gl.size != 1:
+                        report.append(("FAIL", "grad:loss", "shape %s, expected a scalar" % list(gl.shape)))
+                    else:
+                        if gl.shape != ():
+                            notes.append("grad file's `loss` has shape %s, not []" % list(gl.shape))
+                        compare("grad:loss", gl.reshape(()), want_loss, args.tol, report)
+                # A gradient that the math makes zero (attention's key bias:
+                # softmax ignores a per-row constant) is only float32 rounding
+                # noise, so each tensor is measured against at least
+                # GRAD_SCALE_FLOOR of the model's largest gradient.
+                scale = max([float(np.max(np.abs(np.asarray(g)))) for g in want_grads.values()
+                             if np.asarray(g).size] + [0.0])
+                gfloor = max(DENOM_FLOOR, GRAD_SCALE_FLOOR * scale)
+                for n in case.param_names:
+                    if n in got:
+                        compare("grad:" + n, got.pop(n), want_grads[n], args.tol, report,
+                                DENOM_FLOOR if n in case.frozen else gfloor)
+                    elif n in case.frozen:
+                        notes.append("frozen %s not in the grad file" % n)
+                    else:
+                        report.append(("FAIL", "grad:" + n, "missing from the grad file"))
+                for n in got:
+                    what = "a state tensor" if n in case.state_names else "not a param of the model"
+                    report.append(("FAIL", "grad:" + n, "unexpected tensor in the grad file (%s)" % what))
 
-        if "eval" in case.checks:
-            out = drv(["eval", "--weights", weights, "--inputs", xs, "--labels", ys], "drv eval")
-            got = {}
-            for line in out.splitlines():
-                mm = re.match(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\S+)\s*$", line)
-                if mm:
-                    try:
-                        got[mm.group(1)] = float(mm.group(2))
-                    except ValueError:
-                        report.append(("FAIL", "eval:" + mm.group(1), "not a number: %r" % line))
-            for k, v in case.ref_eval().items():
-                if k not in got:
-                    report.append(("FAIL", "eval:" + k, "no `%s=<v>` line in eval's stdout:\n%s"
-                                   % (k, indent(out))))
-                else:
-                    compare("eval:" + k, got[k], v, args.tol, report)
-        if case.state_names and case.np_labels and not args.self_test and "grad" in case.checks:
-            # the state after one training step: SGD with lr 0 leaves the
-            # params as they are, and the whole file is one batch, so the
-            # running statistics are updated exactly once, as by one
-            # train-mode forward in PyTorch
-            n = case.np_inputs[0].shape[0]
-            drv(["train", "--weights", weights, "--inputs", xs, "--labels", ys, "--epochs", "1",
-                 "--batch", str(n), "--optimizer", "sgd", "--lr", "0", "--quiet",
-                 "--save", "step.safetensors"], "drv train (one step)")
-            after = st_read(os.path.join(tmp, "step.safetensors"))
-            dtype = case.ref_dtype
-            m = case._module(dtype)
-            m.train()
-            torch.manual_seed(case.seed + 2)
-            with torch.no_grad():
-                case.mod.loss(m, case._args(case.np_inputs, dtype), case._args(case.np_labels, dtype))
-            sd = m.state_dict()
-            for k in case.state_names:
-                if k not in after:
-                    report.append(("FAIL", "step:" + k, "state tensor missing from the saved checkpoint"))
-                else:
-                    compare("step:" + k, after[k], sd[k].to(torch.float64).numpy(), args.tol, report)
+            if "eval" in case.checks:
+                out = drv(["eval", "--weights", weights, "--inputs", xs, "--labels", ys], "drv eval")
+                got = {}
+                for line in out.splitlines():
+                    mm = re.match(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\S+)\s*$", line)
+                    if mm:
+                        try:
+                            got[mm.group(1)] = float(mm.group(2))
+                        except ValueError:
+                            report.append(("FAIL", "eval:" + mm.group(1), "not a number: %r" % line))
+                for k, v in case.ref_eval().items():
+                    if k not in got:
+                        report.append(("FAIL", "eval:" + k, "no `%s=<v>` line in eval's stdout:\n%s"
+                                       % (k, indent(out))))
+                    else:
+                        compare("eval:" + k, got[k], v, args.tol, report)
+            if case.state_names and case.np_labels and not args.self_test and "grad" in case.checks:
+                # the state after one training step: SGD with lr 0 leaves the
+                # params as they are, and the whole file is one batch, so the
+                # running statistics are updated exactly once, as by one
+                # train-mode forward in PyTorch
+                n = case.np_inputs[0].shape[0]
+                drv(["train", "--weights", weights, "--inputs", xs, "--labels", ys, "--epochs", "1",
+                     "--batch", str(n), "--optimizer", "sgd", "--lr", "0", "--quiet",
+                     "--save", "step.safetensors"], "drv train (one step)")
+                after = st_read(os.path.join(tmp, "step.safetensors"))
+                dtype = case.ref_dtype
+                m = case._module(dtype)
+                m.train()
+                torch.manual_seed(case.seed + 2)
+                with torch.no_grad():
+                    case.mod.loss(m, case._args(case.np_inputs, dtype), case._args(case.np_labels, dtype))
+                sd = m.state_dict()
+                for k in case.state_names:
+                    if k not in after:
+                        report.append(("FAIL", "step:" + k, "state tensor missing from the saved checkpoint"))
+                    else:
+                        compare("step:" + k, after[k], sd[k].to(torch.float64).numpy(), args.tol, report)
+            for r in range(mark, len(report)):
+                report[r] = (report[r][0], tag + report[r][1]) + tuple(report[r][2:])
     except ParityError as e:
         report.append(("FAIL", "error", str(e)))
     finally:
@@ -652,6 +664,9 @@ def main():
     ap.add_argument("--opt", default="-O1",
                     help="optimization flags for the generated code (default -O1; the native cases: "
                          "-O3 -march=native, where gcc 12 has miscompiled generated loops)")
+    ap.add_argument("--isa", default="",
+                    help="comma-separated NNC_ISA values (avx512,avx2,generic): run the checks "
+                         "under each, with one build and one reference")
     ap.add_argument("--tol", type=float, default=TOL, help="normwise relative tolerance (1e-4)")
     ap.add_argument("--ref-dtype", choices=["float64", "float32"], default="float64",
                     help="dtype of the PyTorch reference (default float64)")
