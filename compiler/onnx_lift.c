@@ -630,6 +630,9 @@ static Module *child(Module *m, const char *name, size_t len)
  * and the f32 elements of a constant that became one. */
 static const FoldVal *state_base;
 static unsigned char *as_state;
+/* Per value index: a state that const_states made of a constant tensor,
+ * named by place_const rather than by its ONNX name. */
+static unsigned char *const_state;
 static float **const_data;
 
 static void add_param(Module *m, FoldVal *v, const char *name)
@@ -750,6 +753,27 @@ static Module *scope_module(const L *l, const OnnxNode *n)
         m = c;
         s = slash + 1;
     }
+}
+
+static int param_index(const Module *m, const char *leaf)
+{
+    for (int k = 0; k < m->nparams; k++)
+        if (!strcmp(m->pnames[k], leaf))
+            return k;
+    return -1;
+}
+
+/* A constant tensor made a state (const_states): in the module of the
+ * node that computes it, by PyTorch's scope, named constant, constant_2,
+ * ...: its ONNX name (/Constant_output_0) names no field. */
+static void place_const(L *l, FoldVal *v)
+{
+    Module *m = v->node >= 0 ? scope_module(l, node_at(l, v->node)) : l->root;
+    char buf[32];
+    snprintf(buf, sizeof buf, "constant");
+    for (int j = 2; param_index(m, buf) >= 0 || child(m, buf, strlen(buf)); j++)
+        snprintf(buf, sizeof buf, "constant_%d", j);
+    add_param(m, v, xstrdup(buf));
 }
 
 static void add_step(Module *m, Step *s)
@@ -915,14 +939,6 @@ static void collapse(L *l, Module *m)
     l->of_val[vidx(l, c->out)] = c;
     add_step(m->parent, c);
     sort_steps(m->parent->steps, m->parent->nsteps);
-}
-
-static int param_index(const Module *m, const char *leaf)
-{
-    for (int k = 0; k < m->nparams; k++)
-        if (!strcmp(m->pnames[k], leaf))
-            return k;
-    return -1;
 }
 
 static const Step *only_step(const Module *m)
@@ -1196,29 +1212,35 @@ static Node *shape_list(L *l, const FoldVal *v, const OnnxNode *n)
 
 static Node *value_expr(Body *b, FoldVal *v, const OnnxNode *n);
 
-/* A constant operand: a literal when it is one number (or all its
- * elements are equal and broadcasting makes that the same), else a
- * state of the module holding it. */
+/* Whether constant v, an operand of a value shaped out, can be written as
+ * a literal *x: one number, or all its elements equal where broadcasting
+ * makes that the same (v's shape adds nothing to out's). */
+static int const_literal(const FoldVal *v, const FoldVal *out, double *x)
+{
+    if (scalar_const(v, x) == 0)
+        return 1;
+    if (uniform(v, x) != 0 || !out || v->rank > out->rank)
+        return 0;
+    for (int d = 0; d < v->rank; d++) {
+        const FDim od = out->dims[out->rank - v->rank + d];
+        if (v->dims[d].c != 1 && (od.b || od.c != v->dims[d].c))
+            return 0;
+    }
+    return 1;
+}
+
+/* A constant operand: a literal (const_literal).  A float tensor that is
+ * not one was made a state by const_states before the body is written. */
 static Node *const_expr(Body *b, FoldVal *v, const FoldVal *out, const OnnxNode *n)
 {
     double x;
-    if (scalar_const(v, &x) == 0 || (uniform(v, &x) == 0 && out && v->rank <= out->rank)) {
-        if (uniform(v, &x) == 0 && v->rank && out) {
-            /* the literal broadcasts only if v's shape adds nothing */
-            for (int d = 0; d < v->rank; d++) {
-                const FDim od = out->dims[out->rank - v->rank + d];
-                if (v->dims[d].c != 1 && (od.b || od.c != v->dims[d].c)) {
-                    goto tensor;
-                }
-            }
-        }
+    if (const_literal(v, out, &x)) {
         if (isinf(x) || isnan(x)) {
             fail(b->l, FOLD_UNSUPPORTED, n, "constant %g (the language has no literal for it)", x);
             return NULL;
         }
         return v->f ? num_f(x) : num_i((long long)x);
     }
-tensor:
     fail(b->l, FOLD_UNSUPPORTED, n, "constant tensor '%s' of %lld elements as an operand", v->name,
          (long long)v->count);
     return NULL;
@@ -3265,6 +3287,64 @@ static void loss_states(L *l)
     }
 }
 
+/* The ops whose every input is an operand, read through A() as a value:
+ * a constant tensor there is data, not an attribute in disguise (as
+ * Resize's scales or Clip's bounds are). */
+static int data_op(const char *op)
+{
+    static const char *const ops[] = {
+        "Add",  "Sub",  "Mul",        "Div",   "Pow",  "Min",   "Max",    "Sum",     "Mean",  "Exp",
+        "Log",  "Cos",  "Sin",        "Tan",   "Sqrt", "Abs",   "Neg",    "Sigmoid", "Tanh",  "Erf",
+        "Relu", "Sign", "Reciprocal", "Floor", "Ceil", "Round", "MatMul", "Concat",  "Where", "Identity",
+    };
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        if (!strcmp(op, ops[k]))
+            return 1;
+    return 0;
+}
+
+/* A float constant tensor that an operand reads and no literal can write
+ * (const_literal) becomes a state of the model holding its values, as
+ * an initializer would be: the language has no tensor literals.  A state,
+ * not a param, so that training leaves it as the ONNX model has it
+ * (PyTorch's PoissonNLLLoss test multiplies by a constant target; the
+ * window functions' expanded forms take the cosine of a constant range).
+ * A graph output that is a constant is one too: the model returns it. */
+static void const_states(L *l)
+{
+    for (int vi = 0; vi < l->f->nvals; vi++) {
+        FoldVal *v = &l->f->vals[vi];
+        if (v->kind != FV_CONST || !v->f || v->rank < 1 || const_data[vi])
+            continue;
+        int batched = 0;
+        for (int d = 0; d < v->rank; d++)
+            batched |= v->dims[d].b;
+        if (batched)
+            continue;
+        int r[64], nr = readers(l, v, r, 64), need = is_graph_output(l, v);
+        if (nr > 64)
+            continue;
+        int all_data = 1;
+        for (int k = 0; k < nr; k++)
+            all_data &= data_op(node_at(l, r[k])->op_type);
+        for (int k = 0; k < nr && all_data && !need; k++) {
+            const OnnxNode *n = node_at(l, r[k]);
+            const FoldVal *out = n->noutputs > 0 && n->outputs[0][0] ? &l->f->vals[l->f->node_out[r[k]]] : NULL;
+            double x;
+            need = !const_literal(v, out, &x) || isinf(x) || isnan(x);
+        }
+        if (!need)
+            continue;
+        float *data = xcalloc((size_t)v->count, sizeof *data);
+        for (int64_t e = 0; e < v->count; e++)
+            data[e] = (float)v->f[e];
+        const_data[vi] = data;
+        as_state[vi] = const_state[vi] = 1;
+        v->kind = FV_PARAM;
+        v->type = ONNX_FLOAT;
+    }
+}
+
 Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus *status)
 {
     L lv, *l = &lv;
@@ -3278,6 +3358,7 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
     inname = xcalloc((size_t)f->nvals, sizeof *inname);
     state_base = f->vals;
     as_state = xcalloc((size_t)f->nvals, 1);
+    const_state = xcalloc((size_t)f->nvals, 1);
     const_data = xcalloc((size_t)f->nvals, sizeof *const_data);
     const OnnxModel *om = f->m;
     index_readers(l);
@@ -3289,8 +3370,16 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
             l->graph_out[vidx(l, v)] = 1;
     }
     loss_states(l);
+    const_states(l);
     if (om->noutputs != 1) {
         fail(l, FOLD_UNSUPPORTED, NULL, "model with %d outputs (nnc models have one)", om->noutputs);
+        goto bad;
+    }
+    int runtime_inputs = 0;
+    for (int k = 0; k < om->ninputs; k++)
+        runtime_inputs += fold_val(f, om->inputs[k].name)->kind == FV_INPUT;
+    if (!runtime_inputs) {
+        fail(l, FOLD_UNSUPPORTED, NULL, "model with no input (an nnc model reads at least one)");
         goto bad;
     }
     FoldVal *out = fold_val(f, om->outputs[0].name);
@@ -3329,8 +3418,11 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
         l->root = new_module(NULL, "", 0);
         l->flat = pass == 1;
         for (int k = 0; k < f->nvals && !l->flat; k++)
-            if (f->vals[k].kind == FV_PARAM && f->vals[k].uses && !place_param(l, &f->vals[k]))
+            if (f->vals[k].kind == FV_PARAM && f->vals[k].uses && !const_state[k] && !place_param(l, &f->vals[k]))
                 l->flat = 1;
+        for (int k = 0; k < f->nvals && !l->flat; k++) /* by the modules the params made */
+            if (const_state[k])
+                place_const(l, &f->vals[k]);
         if (!l->flat)
             l->flat = assign_steps(l);
         if (!l->flat)

@@ -12,7 +12,9 @@ fixed-shape model whose output is the scalar loss. For each:
   2. `predict` equals PyTorch's loss (<= 1e-4), with targets that are
      ignored (ignore_index inside [0, C) for one model, PyTorch's -100
      for the other);
-  3. with `loss self(x, t)` added to the imported model, `grad` equals the
+  3. (const) a tensor built in forward, an ONNX Constant, is a state of
+     its values, and stays so through training;
+  4. with `loss self(x, t)` added to the imported model, `grad` equals the
      gradient PyTorch's backward gives the Linear's weight and bias, and
      three SGD steps equal PyTorch's; the loss weight is not trained, and
      the checkpoint loads back with load_state_dict(strict=True).
@@ -67,10 +69,25 @@ class NLL(torch.nn.Module):
         return self.crit(torch.log(torch.softmax(self.fc(x).permute(0, 2, 1), dim=1)), t)
 
 
+# a constant tensor made in forward: the exporter writes a Constant node
+POISSON_TARGET = [[0.5 * ((3 * i + 2 * j) % 5) for j in range(5)] for i in range(6)]
+
+
+class ConstTarget(CE):
+    """CE plus a Poisson NLL term against a [6, 5] tensor built in
+    forward (ONNX Constant): the import makes it a state, which training
+    leaves alone"""
+
+    def forward(self, x, t):
+        z = self.fc(x)
+        return self.crit(z, t) + (torch.exp(z) - torch.tensor(POISSON_TARGET) * z).mean()
+
+
 # name: (module, x's shape, target, opset, the ONNX op)
 MODELS = {
     "ce": (CE, (6, 4), [[0, 1, 4, 3, 1, 2]], 13, "SoftmaxCrossEntropyLoss"),
     "nll": (NLL, (2, 3, 4), [[0, -100, 4], [3, 2, -100]], 17, "NegativeLogLikelihoodLoss"),
+    "poisson": (ConstTarget, (6, 4), [[0, 1, 4, 3, 1, 2]], 13, "Constant"),
 }
 
 
@@ -98,6 +115,14 @@ def one(name, args, tmp):
         src = f.read()
     check("state weight: [5]" in src and "param weight: [5]" not in src,
           "%s: the loss weight is not a state beside the Linear's param:\n%s" % (name, src))
+    const_keys = []
+    if name == "poisson":
+        # the constant target: a state of its values under a name of the import's
+        states = [ln.split()[1].rstrip(":") for ln in src.splitlines() if ln.strip().startswith("state ")
+                  and ln.rstrip().endswith("[6, 5]")]
+        check(len(states) == 1, "const: no [6, 5] state for the constant tensor:\n%s" % src)
+        const_keys = [k for k in parity.st_read(os.path.join(tmp, name + ".safetensors")) if k.split(".")[-1] in states]
+        check(len(const_keys) == 1, "const: the constant's state is not in the weights")
     # the model's output is the loss: train on it
     end = src.rstrip().rindex("}")
     with open(path, "w") as f:
@@ -109,6 +134,9 @@ def one(name, args, tmp):
     exe = parity.build_driver(case, bargs, run.__self__, tmp, [])
     weights = name + ".safetensors"
     imported = parity.st_read(os.path.join(tmp, weights))
+    for k in const_keys:  # not PyTorch's: the values of its Constant node
+        check(np.array_equal(np.array(imported.pop(k)), np.array(POISSON_TARGET, dtype=np.float32)),
+              "const: the state holds other values than the constant")
     m.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in imported.items()}, strict=True)
     sd0 = {k: v.detach().clone() for k, v in m.state_dict().items()}
 
@@ -152,6 +180,9 @@ def one(name, args, tmp):
             print("%-4s %d SGD steps: %s rel err %.2g" % (name, STEPS, k, e))
     check(np.array_equal(np.array(saved["crit.weight"]), sd0["crit.weight"].numpy()),
           "%s: training changed the loss weight" % name)
+    for k in const_keys:
+        check(np.array_equal(np.array(saved.pop(k)), np.array(POISSON_TARGET, dtype=np.float32)),
+              "const: training changed the constant's state")
     try:
         ctor().load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in saved.items()}, strict=True)
     except RuntimeError as e:
@@ -184,7 +215,7 @@ def main():
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
-    print("both losses: ok")
+    print("the three models: ok")
 
 
 if __name__ == "__main__":
