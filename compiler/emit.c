@@ -80,7 +80,9 @@ const char *emit_relu_of(Emitter *e, const char *a)
     return emit_fmt("%s > %s ? %s : %s", a, emit_lit(e, 0), a, emit_lit(e, 0));
 }
 
-const char *emit_gemm(Emitter *e) { return e->opt->f64 ? "cblas_dgemm" : "cblas_sgemm"; }
+/* Float GEMMs go to nnc's own (runtime/gemm.c, by the CPU's instruction
+ * set), double ones to BLAS. */
+const char *emit_gemm(Emitter *e) { return e->opt->f64 ? "cblas_dgemm" : "nnc_cblas_sgemm"; }
 
 /* ---- threads ------------------------------------------------------------------ */
 

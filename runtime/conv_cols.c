@@ -74,8 +74,16 @@ static cgeom cols_geom(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, i
     return g;
 }
 
+/* this build's own GEMM (gemm.c), in cblas_sgemm's signature */
+static void gemm_f32(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+                     const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
+{
+    (void)o; /* row-major */
+    NNC_ISA_FN(nnc_gemm_f32)(ta == CblasTrans, tb == CblasTrans, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 #define R float
-#define GEMM cblas_sgemm
+#define GEMM gemm_f32
 #define GEMMT nnc_sgemm
 #define NAME(f) f##_f32
 #define NAME_STR(f) f "_f32"

@@ -108,6 +108,11 @@ int nnc_threads(void);
  * enough to gain from threads, cblas_* for the others. */
 void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc);
+/* cblas_sgemm's signature and contract on one thread, by nnc's own GEMM
+ * where the CPU has AVX2 or AVX-512 (runtime/gemm.c), else by cblas_sgemm:
+ * the generated code's float GEMMs that nnc_sgemm does not split. */
+void nnc_cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+                     const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
 void nnc_dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double *a, int lda,
                const double *b, int ldb, double beta, double *c, int ldc);
 

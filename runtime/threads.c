@@ -686,7 +686,7 @@ void nnc_conv2d_gen_bwd_filter_f64(int64_t N, const double *dy, const double *x,
 
 /* C [M, N] = alpha op(A) op(B) + beta C, row-major, in blocks of rows (or
  * of columns, where N is the longer side) fixed by the shape: each block
- * is one single-threaded BLAS call, the same call at any thread count,
+ * is one single-threaded GEMM (gemm.c's for floats, BLAS's for doubles), the same call at any thread count,
  * and no output is summed by two blocks (K is never split).  Blocks are
  * multiples of 16 rows or columns, the width of OpenBLAS's kernels. */
 
@@ -719,9 +719,10 @@ static void gemm_item(void *p, int64_t i, int slot)
     if (j->real8)
         cblas_dgemm(CblasRowMajor, j->ta, j->tb, m, n, j->K, j->alpha, (const double *)j->a + ao, j->lda,
                     (const double *)j->b + bo, j->ldb, j->beta, (double *)j->c + co, j->ldc);
-    else
-        cblas_sgemm(CblasRowMajor, j->ta, j->tb, m, n, j->K, (float)j->alpha, (const float *)j->a + ao, j->lda,
-                    (const float *)j->b + bo, j->ldb, (float)j->beta, (float *)j->c + co, j->ldc);
+    else /* gemm.c: nnc's own at AVX2 and AVX-512 */
+        nnc_gemm_f32_serial(j->ta == CblasTrans, j->tb == CblasTrans, m, n, j->K, (float)j->alpha,
+                            (const float *)j->a + ao, j->lda, (const float *)j->b + bo, j->ldb, (float)j->beta,
+                            (float *)j->c + co, j->ldc);
 }
 
 static void gemm_run(gemm_job *j)
@@ -749,6 +750,16 @@ void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, floa
 {
     gemm_job j = {0, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c};
     gemm_run(&j);
+}
+
+void nnc_cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+                     const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
+{
+    if (order != CblasRowMajor) { /* the generated code's calls are row-major */
+        nnc_cblas_sgemm(CblasRowMajor, tb, ta, N, M, K, alpha, b, ldb, a, lda, beta, c, ldc);
+        return;
+    }
+    nnc_gemm_f32_serial(ta == CblasTrans, tb == CblasTrans, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void nnc_dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double *a, int lda,

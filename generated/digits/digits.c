@@ -669,7 +669,7 @@ static void digits_backward_generic(digits *m)
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, d_fc2, (int)(10), fc2_weight, (int)(128), 0.0f, d_fc1, (int)(128));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_fc1 = fc1;
@@ -693,7 +693,7 @@ static void digits_backward_generic(digits *m)
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
     if (dist)
         nnc_dist_sum_start(G + 0, 9610);
     if (dist)
@@ -783,7 +783,7 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, d_fc2, (int)(10), fc2_weight, (int)(128), 0.0f, d_fc1, (int)(128));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_fc1 = fc1;
@@ -807,7 +807,7 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
     if (dist)
         nnc_dist_sum_start(G + 0, 9610);
     if (dist)
@@ -896,7 +896,7 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, d_fc2, (int)(10), fc2_weight, (int)(128), 0.0f, d_fc1, (int)(128));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_fc1 = fc1;
@@ -920,7 +920,7 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
     if (dist)
         nnc_dist_sum_start(G + 0, 9610);
     if (dist)

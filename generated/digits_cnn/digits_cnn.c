@@ -1526,7 +1526,7 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
@@ -1757,7 +1757,7 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
@@ -1987,7 +1987,7 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;

@@ -4577,7 +4577,7 @@ static void names_gpt_backward_generic(names_gpt *m)
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5555,7 +5555,7 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6532,7 +6532,7 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;

@@ -7108,7 +7108,7 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
@@ -8242,7 +8242,7 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
@@ -9375,7 +9375,7 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
+    nnc_cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;

@@ -1,0 +1,131 @@
+/* test_gemm.c — the float GEMM (runtime/gemm.c, through nnc_cblas_sgemm
+ * and the threads' nnc_sgemm) against a double-precision product, at the
+ * instruction set that NNC_ISA names (ctest runs it once per set).
+ *
+ * Shapes: M of 1 to 200 (the 6-row register block, its tails 1..5, more
+ * than one 96-row sweep), N of 1 to 300 (the 2-vector panels at AVX2 and
+ * AVX-512, their tails, more than one packed block of 8 panels), K of 1 to
+ * 600 (one and three blocks of 256); A and B as they are and transposed;
+ * row pitches wider than the rows (the floats between must stay as they
+ * are); alpha != 1; beta 0 over a C of NaNs (it must read none of them),
+ * beta 1 and 0.5.  Then the determinism the threads rely on: the rows of
+ * C computed in two calls (rows [0, 7) and [7, M)) equal the one call bit
+ * for bit (at AVX2 and AVX-512), and nnc_sgemm gives the same bits at 1, 2 and 3 threads.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "isa_skip.h"
+#include "nnc_runtime.h"
+
+static double urand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
+}
+
+static float *filled(int64_t n, unsigned *seed)
+{
+    float *p = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (float)urand(seed);
+    return p;
+}
+
+/* op(X)[r][k] of a row-major X with pitch ld */
+static float at(const float *x, int t, int64_t ld, int64_t r, int64_t k) { return t ? x[k * ld + r] : x[r * ld + k]; }
+
+static void check_one(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, float beta, unsigned seed)
+{
+    const int64_t pad = 3;
+    const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+    const int64_t arows = ta ? K : M, brows = tb ? N : K;
+    float *a = filled(arows * lda, &seed), *b = filled(brows * ldb, &seed), *c0 = filled(M * ldc, &seed);
+    float *c = malloc(sizeof(float) * (size_t)(M * ldc)), *c2 = malloc(sizeof(float) * (size_t)(M * ldc));
+    if (beta == 0.0f) /* read nothing of C */
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                c0[i * ldc + j] = NAN;
+    memcpy(c, c0, sizeof(float) * (size_t)(M * ldc));
+    memcpy(c2, c0, sizeof(float) * (size_t)(M * ldc));
+    const CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+    nnc_cblas_sgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    int bad = 0;
+    for (int64_t i = 0; i < M && !bad; i++) {
+        for (int64_t j = 0; j < N && !bad; j++) {
+            double want = 0, scale = 0;
+            for (int64_t k = 0; k < K; k++) {
+                const double p = (double)at(a, ta, lda, i, k) * at(b, !tb, ldb, j, k);
+                want += p;
+                scale += fabs(p);
+            }
+            want *= alpha;
+            scale *= fabs(alpha);
+            if (beta != 0.0f) {
+                want += beta * (double)c0[i * ldc + j];
+                scale += fabs(beta * (double)c0[i * ldc + j]);
+            }
+            const double got = c[i * ldc + j];
+            if (!(fabs(got - want) <= 1e-6 * scale + 1e-6)) {
+                bad = 1;
+                CHECKF(0, "ta %d tb %d M %lld N %lld K %lld alpha %g beta %g: c[%lld][%lld] = %.9g, want %.9g", ta, tb,
+                       (long long)M, (long long)N, (long long)K, alpha, beta, (long long)i, (long long)j, got, want);
+            }
+        }
+        for (int64_t j = N; j < ldc; j++) /* the pitch's padding stays */
+            if (memcmp(&c[i * ldc + j], &c0[i * ldc + j], sizeof(float))) {
+                bad = 1;
+                CHECKF(0, "M %lld N %lld K %lld: c[%lld][%lld], past the row, was written", (long long)M, (long long)N,
+                       (long long)K, (long long)i, (long long)j);
+            }
+    }
+    CHECK(!bad);
+    /* rows in two calls: the same bits as one (nnc's own GEMM; the generic
+     * build's OpenBLAS promises it for the same call only) */
+    if (M > 7 && nnc_isa() != NNC_ISA_GENERIC) {
+        nnc_cblas_sgemm(CblasRowMajor, TA, TB, 7, (int)N, (int)K, alpha, a, (int)lda, b, (int)ldb, beta, c2, (int)ldc);
+        nnc_cblas_sgemm(CblasRowMajor, TA, TB, (int)M - 7, (int)N, (int)K, alpha, ta ? a + 7 : a + 7 * lda, (int)lda, b,
+                        (int)ldb, beta, c2 + 7 * ldc, (int)ldc);
+        CHECKF(!memcmp(c, c2, sizeof(float) * (size_t)(M * ldc)), "M %lld N %lld K %lld: rows in two calls differ",
+               (long long)M, (long long)N, (long long)K);
+    }
+    /* the threads' blocks: the same bits at 1, 2 and 3 threads */
+    for (int th = 1; th <= 3; th++) {
+        memcpy(c2, c0, sizeof(float) * (size_t)(M * ldc));
+        nnc_set_threads(th);
+        nnc_sgemm(TA, TB, (int)M, (int)N, (int)K, alpha, a, (int)lda, b, (int)ldb, beta, c2, (int)ldc);
+        CHECKF(!memcmp(c, c2, sizeof(float) * (size_t)(M * ldc)),
+               "M %lld N %lld K %lld: nnc_sgemm at %d threads differs", (long long)M, (long long)N, (long long)K, th);
+    }
+    nnc_set_threads(1);
+    free(a);
+    free(b);
+    free(c);
+    free(c0);
+    free(c2);
+}
+
+int main(void)
+{
+    if (isa_skip("test_gemm"))
+        return ISA_SKIP;
+    static const int64_t Ms[] = {1, 5, 6, 7, 13, 64, 97, 200};
+    static const int64_t Ns[] = {1, 7, 16, 17, 33, 64, 100, 300};
+    static const int64_t Ks[] = {1, 3, 31, 256, 257, 600};
+    unsigned seed = 1;
+    for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
+        for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
+            for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++) {
+                const int t = (int)((m + n + k) % 4);
+                check_one(t & 1, t >> 1, Ms[m], Ns[n], Ks[k], 1.0f, 0.0f, seed++);
+            }
+    /* every transposition with alpha and beta, on shapes with tails */
+    for (int t = 0; t < 4; t++) {
+        check_one(t & 1, t >> 1, 97, 300, 600, 0.5f, 1.0f, seed++);
+        check_one(t & 1, t >> 1, 13, 33, 257, -2.0f, 0.5f, seed++);
+        check_one(t & 1, t >> 1, 200, 17, 31, 1.0f, 0.0f, seed++);
+    }
+    return check_summary("test_gemm");
+}
