@@ -108,6 +108,10 @@ int nnc_threads(void);
  * enough to gain from threads, cblas_* for the others. */
 void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc);
+/* nnc_sgemm with flags for the transpositions (0 or 1): the kernel's
+ * public name (runtime/kernels.def) */
+void nnc_gemm_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
+                  const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 /* cblas_sgemm's signature and contract on one thread, by nnc's own GEMM
  * where the CPU has AVX2 or AVX-512 (runtime/gemm.c), else by cblas_sgemm:
  * the generated code's float GEMMs that nnc_sgemm does not split. */

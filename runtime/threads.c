@@ -752,6 +752,13 @@ void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, floa
     gemm_run(&j);
 }
 
+void nnc_gemm_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
+                  const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    nnc_sgemm(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, alpha, a,
+              (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
 void nnc_cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                      const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
