@@ -688,7 +688,8 @@ void nnc_conv2d_gen_bwd_filter_f64(int64_t N, const double *dy, const double *x,
  * of columns, where N is the longer side) fixed by the shape: each block
  * is one single-threaded GEMM (gemm.c's for floats, BLAS's for doubles), the same call at any thread count,
  * and no output is summed by two blocks (K is never split).  Blocks are
- * multiples of 16 rows or columns, the width of OpenBLAS's kernels. */
+ * multiples of gemm.c's register blocks (48 rows or 32 columns; 16 for
+ * BLAS's doubles). */
 
 typedef struct {
     int real8, by_cols;
@@ -734,8 +735,11 @@ static void gemm_run(gemm_job *j)
     int64_t blocks = flops < GEMM_BLOCK_FLOPS ? 1 : (int64_t)(flops / GEMM_BLOCK_FLOPS);
     if (blocks > NNC_MAX_ITEMS)
         blocks = NNC_MAX_ITEMS;
+    /* whole register blocks of gemm.c (6 rows, panels of up to 32
+     * columns: 48 rows, 32 columns); BLAS's doubles in 16s */
+    const int unit = j->real8 ? 16 : j->by_cols ? 32 : 48;
     int step = (int)((ext + blocks - 1) / blocks);
-    step = (step + 15) / 16 * 16;
+    step = (step + unit - 1) / unit * unit;
     j->step = step > 0 ? step : 1;
     j->blocks = (ext + j->step - 1) / j->step;
     if (j->blocks <= 1) {

@@ -64,12 +64,15 @@ char *openblas_get_corename(void);
 #define BUILT_FOR "baseline"
 #endif
 
-/* ---- time spent inside cblas_sgemm --------------------------------------
- * With -DBENCH_WRAP_SGEMM and -Wl,--wrap=cblas_sgemm (bench/run.sh does
- * both), the generated code's GEMM calls land here: each call is timed and
- * accumulated per step and per shape, so the report can tell the GEMM time
- * from everything else (elementwise loops, reductions, loss, optimizer). */
-static double sgemm_time; /* seconds inside sgemm in the current step */
+/* ---- time spent inside the float GEMM -------------------------------------
+ * With -DBENCH_WRAP_SGEMM and -Wl,--wrap=nnc_gemm_f32_serial (bench/run.sh
+ * does both), the runtime's one-thread float GEMM (runtime/gemm.c through
+ * dispatch.c, which the generated code's nnc_cblas_sgemm and nnc_sgemm
+ * call; nnc's own at AVX2 and AVX-512, cblas_sgemm in the generic build)
+ * lands here: each call is timed and accumulated per step and per shape, so
+ * the report can tell the GEMM time from everything else (convolutions,
+ * elementwise loops, reductions, loss, optimizer). */
+static double sgemm_time; /* seconds inside the GEMM in the current step */
 static int sgemm_record;  /* per-shape stats only during timed steps */
 typedef struct gemm_stat {
     int ta, tb, m, n, k, calls;
@@ -79,33 +82,24 @@ static gemm_stat gemm_stats[64];
 static int n_gemm_stats;
 
 #ifdef BENCH_WRAP_SGEMM
-void __real_cblas_sgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
-                        OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M, OPENBLAS_CONST blasint N,
-                        OPENBLAS_CONST blasint K, OPENBLAS_CONST float alpha, OPENBLAS_CONST float *A,
-                        OPENBLAS_CONST blasint lda, OPENBLAS_CONST float *B, OPENBLAS_CONST blasint ldb,
-                        OPENBLAS_CONST float beta, float *C, OPENBLAS_CONST blasint ldc);
-void __wrap_cblas_sgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
-                        OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M, OPENBLAS_CONST blasint N,
-                        OPENBLAS_CONST blasint K, OPENBLAS_CONST float alpha, OPENBLAS_CONST float *A,
-                        OPENBLAS_CONST blasint lda, OPENBLAS_CONST float *B, OPENBLAS_CONST blasint ldb,
-                        OPENBLAS_CONST float beta, float *C, OPENBLAS_CONST blasint ldc);
-void __wrap_cblas_sgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
-                        OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M, OPENBLAS_CONST blasint N,
-                        OPENBLAS_CONST blasint K, OPENBLAS_CONST float alpha, OPENBLAS_CONST float *A,
-                        OPENBLAS_CONST blasint lda, OPENBLAS_CONST float *B, OPENBLAS_CONST blasint ldb,
-                        OPENBLAS_CONST float beta, float *C, OPENBLAS_CONST blasint ldc)
+void __real_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+void __wrap_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+void __wrap_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
     if (nnc_threads() > 1) { /* (concurrent calls: not counted) */
-        __real_cblas_sgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        __real_nnc_gemm_f32_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     double t0 = now_s();
-    __real_cblas_sgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    __real_nnc_gemm_f32_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     double dt = now_s() - t0;
     sgemm_time += dt;
     if (!sgemm_record)
         return;
-    int ta = TransA != CblasNoTrans, tb = TransB != CblasNoTrans, i;
+    int i;
     for (i = 0; i < n_gemm_stats; i++) {
         gemm_stat *g = &gemm_stats[i];
         if (g->ta == ta && g->tb == tb && g->m == (int)M && g->n == (int)N && g->k == (int)K)

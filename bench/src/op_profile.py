@@ -264,13 +264,14 @@ static void opprof_mark_(int id)
     opprof_cur_ = id;
     opprof_last_ = opprof_now_();
 }}
+/* nnc_cblas_sgemm (one thread, runtime/gemm.c) is the passes' other call */
 static inline void opprof_sgemm_(const enum CBLAS_ORDER o, const enum CBLAS_TRANSPOSE ta, const enum CBLAS_TRANSPOSE tb,
                           const blasint M, const blasint N, const blasint K, const float alpha,
                           const float *A, const blasint lda, const float *B, const blasint ldb,
                           const float beta, float *C, const blasint ldc)
 {{
     const double t = opprof_now_();
-    cblas_sgemm(o, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    nnc_cblas_sgemm(o, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (opprof_cur_ >= 0)
         opprof_g_[opprof_cur_] += opprof_now_() - t, opprof_c_[opprof_cur_]++;
 }}
@@ -283,7 +284,7 @@ static void opprof_nnc_sgemm_(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int
     if (opprof_cur_ >= 0)
         opprof_g_[opprof_cur_] += opprof_now_() - t, opprof_c_[opprof_cur_]++;
 }}
-#define cblas_sgemm opprof_sgemm_
+#define nnc_cblas_sgemm opprof_sgemm_
 #define nnc_sgemm opprof_nnc_sgemm_
 /* ---- end of instrumentation ---- */
 """

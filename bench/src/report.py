@@ -296,7 +296,7 @@ def main():
     for w in warnings:
         print("WARNING: " + w)
     print("\nms per phase (medians; PyTorch's backward includes zero_grad; "
-          "'in sgemm': time inside cblas_sgemm, nnc only):")
+          "'in sgemm': time inside nnc's float GEMM, runtime/gemm.c, nnc only):")
     print("\n".join(phase_table))
 
     with open(md_path, "w") as f:
@@ -336,7 +336,7 @@ def main():
         f.write("\n".join(details) + "\n\n")
         f.write("Where the time goes, ms per phase (medians of the phases timed within "
                 "the same steps; PyTorch's backward includes `opt.zero_grad()`; "
-                "'in sgemm' is the time spent inside `cblas_sgemm` during the step, measured "
+                "'in sgemm' is the time spent inside nnc's float GEMM (`runtime/gemm.c`; OpenBLAS's `cblas_sgemm` in the generic build) during the step, measured "
                 "for nnc by wrapping the call, so 'outside sgemm' is the generated code's "
                 "and the runtime's own loops: convolutions, elementwise ops, reductions, the "
                 "loss; per-GEMM figures are in `bench/build/log.txt`):\n\n")
