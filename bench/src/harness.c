@@ -11,7 +11,7 @@
  * seconds have been measured (at most M steps); the median and minimum are
  * reported, with the medians of the three phases (train_forward, backward,
  * optimizer step), each timed within the same steps, and of the time spent
- * inside cblas_sgemm when built with BENCH_WRAP_SGEMM (below).
+ * inside the float GEMM (runtime/gemm.c) when built with BENCH_WRAP_SGEMM (below).
  * bench/src/torch_bench.py does exactly the same in PyTorch.
  *
  * --share P (one process): the step of rank 0's share of P processes,
@@ -32,7 +32,7 @@
  * Threads are set through the environment (OMP_NUM_THREADS, see
  * bench/run.sh): nnc's count (nnc_threads), OpenBLAS's kernel
  * (openblas_get_corename) and the instruction set the runtime names
- * (nnc_isa) are printed.  The time inside cblas_sgemm is measured at one
+ * (nnc_isa) are printed.  The time inside the GEMM is measured at one
  * thread only (at more, nnc's threads call it concurrently).
  *
  * Output (rank 0): human-readable lines on stderr, and one machine-readable line on
@@ -287,7 +287,7 @@ int main(int argc, char **argv)
             "  %d warm-up + %d timed steps in %.2f s: median %.4f ms, min %.4f ms, "
             "mean %.4f ms, p90 %.4f ms; %.2f GFLOP/s at the median\n"
             "  phases (medians): train_forward %.4f ms, backward %.4f ms, %s step %.4f ms; "
-            "inside cblas_sgemm %.4f ms\n"
+            "inside the float GEMM %.4f ms\n"
             "  waiting for the sums across processes (medians): forward %.4f ms, backward %.4f ms\n"
             "  loss %.4f (first step) -> %.4f (last step)\n",
             d->name, batch, procs, local, d->num_params, nnc_isa_name(nnc_isa()), BUILT_FOR, nnc_threads(),

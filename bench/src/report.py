@@ -281,7 +281,7 @@ def main():
     table = markdown(header, rows)
     phase_table = markdown(phase_header, phase_rows)
     threads_note = (f"nnc at N threads: OMP_NUM_THREADS=N, its own OpenMP threads for its kernels, "
-                    f"GEMMs (split by nnc over single-threaded OpenBLAS) and loops; "
+                    f"GEMMs (split by nnc into blocks of its own one-thread GEMM) and loops; "
                     f"PyTorch at N > 1 threads runs in its fastest of (torch N, BLAS 1), "
                     f"(torch 1, BLAS N), (torch N, BLAS N) per model (shown as torchxBLAS)")
 
