@@ -1756,6 +1756,10 @@ static Node *node_expr(Body *b, const Step *s)
             fail(l, FOLD_UNSUPPORTED, n, "Clip bounds that are not constants");
             return NULL;
         }
+        if (isnan(lo) || isnan(hi)) { /* the language's clip refuses them too */
+            fail(l, FOLD_UNSUPPORTED, n, "a NaN bound of Clip");
+            return NULL;
+        }
         if (isinf(lo) && isinf(hi)) /* no bounds: ONNX's Clip is the identity */
             return X(0);
         if (lo == 0 && isinf(hi))
@@ -3253,6 +3257,16 @@ static int read_as(const L *l, const FoldVal *v, int j)
     return 1;
 }
 
+/* Whether any dimension of v is the batch's: such a constant is made
+ * per batch at run time and cannot be held as a state. */
+static int has_batch_dim(const FoldVal *v)
+{
+    for (int d = 0; d < v->rank; d++)
+        if (v->dims[d].b)
+            return 1;
+    return 0;
+}
+
 /* The class losses' weights are states, not params: PyTorch's
  * NLLLoss(weight=) holds a buffer, which training leaves alone.  A
  * constant integer target (ONNX's test files, where every integer input
@@ -3270,9 +3284,7 @@ static void loss_states(L *l)
             as_state[vidx(l, w)] = 1;
         if (!t || t->kind != FV_CONST || t->f || t->rank < 1 || const_data[vidx(l, t)] || !read_as(l, t, 1))
             continue;
-        int batched = 0;
-        for (int d = 0; d < t->rank; d++)
-            batched |= t->dims[d].b;
+        int batched = has_batch_dim(t);
         for (int64_t e = 0; e < t->count; e++)
             batched |= t->i[e].b || t->i[e].c != (float)t->i[e].c;
         if (batched)
@@ -3316,10 +3328,7 @@ static void const_states(L *l)
         FoldVal *v = &l->f->vals[vi];
         if (v->kind != FV_CONST || !v->f || v->rank < 1 || const_data[vi])
             continue;
-        int batched = 0;
-        for (int d = 0; d < v->rank; d++)
-            batched |= v->dims[d].b;
-        if (batched)
+        if (has_batch_dim(v))
             continue;
         int r[64], nr = readers(l, v, r, 64), need = is_graph_output(l, v);
         if (nr > 64)
