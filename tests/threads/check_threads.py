@@ -38,7 +38,7 @@ def main():
             run([nnc, os.path.abspath(path), "--emit=all", "-o", gen], cwd=os.path.dirname(os.path.abspath(path)))
             srcs = sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".c"))
             drv = os.path.join(tmp, "drv")
-            run([cc, "-std=c11", "-O2", "-fopenmp", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I" + rtinc]
+            run([cc, "-std=c11", "-O1", "-fopenmp", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I" + rtinc]
                 + srcs + [rtlib, "-lopenblas", "-lm", "-fopenmp", "-o", drv])
             count = 3 * batch  # three batches
             inputs, labels = write_data(drv, tmp, count, 7)
