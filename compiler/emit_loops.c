@@ -431,9 +431,20 @@ void emit_reduce(Emitter *e, int t)
         /* a sum over leading dims (a bias gradient): row by row into the
          * output, so the inner loop is contiguous and vectorizes */
         P(e, "    {\n        const int64_t rows = %s, K = %s;\n", emit_prod(si, 0, lead), emit_prod(si, lead, si.nd));
-        P(e, "        memset(%s, 0, sizeof(%s) * (size_t)K);\n", y, e->real);
-        P(e, "        for (int64_t r = 0; r < rows; r++)\n");
-        P(e, "            for (int64_t k = 0; k < K; k++)\n                %s[k] += %s[r * K + k];\n    }\n", y, x);
+        /* on the threads by about 8 blocks of outputs (whole vectors of
+         * 16) where it is large enough: each output still adds its rows
+         * in order */
+        int64_t kst = 1;
+        for (int i = lead; i < si.nd; i++)
+            kst *= si.d[i];
+        const int64_t blk = ((kst + 7) / 8 + 15) / 16 * 16;
+        emit_parallel(e, "        ", 1, si, 1.0);
+        P(e, "        for (int64_t k0 = 0; k0 < K; k0 += %lld) {\n", (long long)blk);
+        P(e, "            const int64_t k1 = k0 + %lld < K ? k0 + %lld : K;\n", (long long)blk, (long long)blk);
+        P(e, "            memset(%s + k0, 0, sizeof(%s) * (size_t)(k1 - k0));\n", y, e->real);
+        P(e, "            for (int64_t r = 0; r < rows; r++)\n");
+        P(e, "                for (int64_t k = k0; k < k1; k++)\n                    %s[k] += %s[r * K + k];\n", y, x);
+        P(e, "        }\n    }\n");
         emit_loop_end(e, t);
         return;
     }
@@ -446,11 +457,22 @@ void emit_reduce(Emitter *e, int t)
     /* a sum over a contiguous last dim: 16 float lanes per row, row totals
      * in double, so the adds are not one serial chain */
     int lanes = n->op != IR_MAX && (axes & (1u << last)) && last != si.bd;
-    P(e, "    {\n        int64_t o = 0;\n");
+    /* the kept dims outside, on the threads where the whole reduction is
+     * large enough: each output is one iteration's sum, so any split
+     * gives the same bits; o is its flat index */
+    int kept = 0;
+    const char *o = "0";
+    for (int i = 0; i < si.nd; i++)
+        if (!(axes & (1u << i))) {
+            o = kept++ ? emit_fmt("(%s) * %s + i%d", o, emit_dim(si, i), i) : emit_fmt("i%d", i);
+        }
+    P(e, "    {\n");
+    emit_parallel(e, "        ", kept, si, 1.0);
     for (int i = 0; i < si.nd; i++)
         if (!(axes & (1u << i)))
             P(e, "        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, emit_dim(si, i), i);
-    P(e, "        {\n            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
+    P(e, "        {\n            const int64_t o = %s;\n", o);
+    P(e, "            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
     for (int i = 0; i < (lanes ? last : si.nd); i++)
         if (axes & (1u << i))
             P(e, "            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, emit_dim(si, i), i);
@@ -474,9 +496,9 @@ void emit_reduce(Emitter *e, int t)
                 npow |= i == si.bd;
             }
         /* the global batch: over several processes each adds its share */
-        P(e, "            %s[o++] = (%s)(acc / (%s%s));\n", y, e->real, emit_lit(e, c), npow ? " * (double)gn" : "");
+        P(e, "            %s[o] = (%s)(acc / (%s%s));\n", y, e->real, emit_lit(e, c), npow ? " * (double)gn" : "");
     } else {
-        P(e, "            %s[o++] = (%s)acc;\n", y, e->real);
+        P(e, "            %s[o] = (%s)acc;\n", y, e->real);
     }
     P(e, "        }\n    }\n");
     emit_loop_end(e, t);

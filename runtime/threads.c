@@ -71,11 +71,12 @@ int nnc_threads(void)
     return n > 0 ? n : nnc_set_threads(0);
 }
 
-/* A GEMM block's least work: a BLAS call costs some microseconds of its
- * own (packing, buffers), so a block does at least ~60 us of products
- * (gpt_mini's 33-MFLOP products in 8 blocks took 13% longer at one
- * thread than in one call). */
+/* A GEMM's blocks (gemm_run): about one per GEMM_BLOCK_FLOPS, so that
+ * dynamic scheduling evens out a thread that the machine slows, but
+ * never less than GEMM_MIN_BLOCK_FLOPS each (~10 us of products: a
+ * block repacks its panels of B and wakes a thread). */
 #define GEMM_BLOCK_FLOPS 8.0e6
+#define GEMM_MIN_BLOCK_FLOPS 1.0e6
 
 /* ---- fixed items ------------------------------------------------------------- */
 
@@ -730,11 +731,25 @@ static void gemm_run(gemm_job *j)
 {
     j->by_cols = j->N > j->M;
     const int ext = j->by_cols ? j->N : j->M;
-    /* blocks: one per GEMM_BLOCK_FLOPS, of at least 16 rows or columns */
+    /* blocks: one per GEMM_BLOCK_FLOPS.  gemm.c's floats: at one thread
+     * one call, else at least one block per thread, each of
+     * GEMM_MIN_BLOCK_FLOPS or more.  Their blocks may depend on the thread
+     * count because no output's sum does: each is one FMA chain in k
+     * order in whichever block it lies (tests/runtime/test_gemm.c checks
+     * row and column splits).  BLAS (doubles, and floats in the generic
+     * build) makes no such promise: its blocks depend on the shape alone. */
     const double flops = 2.0 * (double)j->K * (double)j->M * (double)j->N;
-    int64_t blocks = flops < GEMM_BLOCK_FLOPS ? 1 : (int64_t)(flops / GEMM_BLOCK_FLOPS);
-    if (blocks > NNC_MAX_ITEMS)
-        blocks = NNC_MAX_ITEMS;
+    const int threads = nnc_threads();
+    double want = flops / GEMM_BLOCK_FLOPS;
+    if (!j->real8 && nnc_isa() != NNC_ISA_GENERIC) {
+        if (want < threads)
+            want = threads;
+        if (want > flops / GEMM_MIN_BLOCK_FLOPS)
+            want = flops / GEMM_MIN_BLOCK_FLOPS;
+        if (threads <= 1)
+            want = 1;
+    }
+    int64_t blocks = want < 1 ? 1 : want > NNC_MAX_ITEMS ? NNC_MAX_ITEMS : (int64_t)want;
     /* whole register blocks of gemm.c (6 rows, panels of up to 32
      * columns: 48 rows, 32 columns); BLAS's doubles in 16s */
     const int unit = j->real8 ? 16 : j->by_cols ? 32 : 48;
@@ -746,7 +761,7 @@ static void gemm_run(gemm_job *j)
         j->blocks = 1;
         j->step = ext > 0 ? ext : 1;
     }
-    run_items(j->blocks, nnc_threads(), gemm_item, j); /* (nnc_threads() set OpenBLAS to one) */
+    run_items(j->blocks, threads, gemm_item, j); /* (nnc_threads() set OpenBLAS to one) */
 }
 
 void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,

@@ -660,10 +660,14 @@ static void digits_backward_generic(digits *m)
     float *restrict const r_d_fc2_bias = d_fc2_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc2_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc2_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+        }
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
@@ -686,10 +690,14 @@ static void digits_backward_generic(digits *m)
     float *restrict const r_d_fc1_bias = d_fc1_bias;
     {
         const int64_t rows = (int64_t)n, K = 128;
-        memset(r_d_fc1_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 128 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc1_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+        }
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
@@ -774,10 +782,14 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     float *restrict const r_d_fc2_bias = d_fc2_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc2_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc2_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+        }
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
@@ -800,10 +812,14 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     float *restrict const r_d_fc1_bias = d_fc1_bias;
     {
         const int64_t rows = (int64_t)n, K = 128;
-        memset(r_d_fc1_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 128 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc1_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+        }
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
@@ -887,10 +903,14 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     float *restrict const r_d_fc2_bias = d_fc2_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc2_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc2_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+        }
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
@@ -913,10 +933,14 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     float *restrict const r_d_fc1_bias = d_fc1_bias;
     {
         const int64_t rows = (int64_t)n, K = 128;
-        memset(r_d_fc1_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 128 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc1_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+        }
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */

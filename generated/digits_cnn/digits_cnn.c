@@ -1517,10 +1517,14 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     float *restrict const r_d_fc_bias = d_fc_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc_bias[k] += r_d_fc[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+        }
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
@@ -1748,10 +1752,14 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     float *restrict const r_d_fc_bias = d_fc_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc_bias[k] += r_d_fc[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+        }
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
@@ -1978,10 +1986,14 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     float *restrict const r_d_fc_bias = d_fc_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc_bias[k] += r_d_fc[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+        }
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */

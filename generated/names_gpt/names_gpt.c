@@ -4568,10 +4568,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_head_bias = d_head_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 28;
-        memset(r_d_head_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_head_bias[k] += r_d_head[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 448 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_head_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_head_bias[k] += r_d_head[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
@@ -4644,10 +4648,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_1_proj_bias = d_blocks_1_proj_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_proj_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -4670,10 +4678,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_1_fc_bias = d_blocks_1_fc_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
-        memset(r_d_blocks_1_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 32) {
+            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+            memset(r_d_blocks_1_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -4756,10 +4768,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_out_bias = d_blocks_1_attn_out_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_out_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -4842,10 +4858,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_value_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -4867,10 +4887,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_key_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -4892,10 +4916,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_query_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -4989,10 +5017,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_0_proj_bias = d_blocks_0_proj_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_proj_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -5015,10 +5047,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_0_fc_bias = d_blocks_0_fc_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
-        memset(r_d_blocks_0_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 32) {
+            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+            memset(r_d_blocks_0_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -5101,10 +5137,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_out_bias = d_blocks_0_attn_out_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_out_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -5187,10 +5227,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_value_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -5212,10 +5256,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_key_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -5237,10 +5285,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_query_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -5334,10 +5386,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *restrict const r_d_pos = d_pos;
     {
         const int64_t rows = (int64_t)n, K = 1024;
-        memset(r_d_pos, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_pos[k] += r_d_add_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 128) {
+            const int64_t k1 = k0 + 128 < K ? k0 + 128 : K;
+            memset(r_d_pos + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_pos[k] += r_d_add_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) (backward) */
@@ -5546,10 +5602,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_head_bias = d_head_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 28;
-        memset(r_d_head_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_head_bias[k] += r_d_head[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 448 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_head_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_head_bias[k] += r_d_head[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
@@ -5622,10 +5682,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_1_proj_bias = d_blocks_1_proj_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_proj_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -5648,10 +5712,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_1_fc_bias = d_blocks_1_fc_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
-        memset(r_d_blocks_1_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 32) {
+            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+            memset(r_d_blocks_1_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -5734,10 +5802,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_out_bias = d_blocks_1_attn_out_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_out_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -5820,10 +5892,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_value_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -5845,10 +5921,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_key_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -5870,10 +5950,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_query_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -5967,10 +6051,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_0_proj_bias = d_blocks_0_proj_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_proj_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -5993,10 +6081,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_0_fc_bias = d_blocks_0_fc_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
-        memset(r_d_blocks_0_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 32) {
+            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+            memset(r_d_blocks_0_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -6079,10 +6171,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_out_bias = d_blocks_0_attn_out_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_out_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -6165,10 +6261,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_value_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -6190,10 +6290,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_key_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -6215,10 +6319,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_query_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -6312,10 +6420,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_pos = d_pos;
     {
         const int64_t rows = (int64_t)n, K = 1024;
-        memset(r_d_pos, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_pos[k] += r_d_add_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 128) {
+            const int64_t k1 = k0 + 128 < K ? k0 + 128 : K;
+            memset(r_d_pos + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_pos[k] += r_d_add_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) (backward) */
@@ -6523,10 +6635,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_head_bias = d_head_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 28;
-        memset(r_d_head_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_head_bias[k] += r_d_head[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 448 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_head_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_head_bias[k] += r_d_head[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
@@ -6599,10 +6715,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_1_proj_bias = d_blocks_1_proj_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_proj_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -6625,10 +6745,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_1_fc_bias = d_blocks_1_fc_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
-        memset(r_d_blocks_1_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 32) {
+            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+            memset(r_d_blocks_1_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -6711,10 +6835,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_out_bias = d_blocks_1_attn_out_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_out_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -6797,10 +6925,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_value_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -6822,10 +6954,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_key_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -6847,10 +6983,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_1_attn_query_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -6944,10 +7084,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_0_proj_bias = d_blocks_0_proj_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_proj_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -6970,10 +7114,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_0_fc_bias = d_blocks_0_fc_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
-        memset(r_d_blocks_0_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 32) {
+            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+            memset(r_d_blocks_0_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -7056,10 +7204,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_out_bias = d_blocks_0_attn_out_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_out_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -7142,10 +7294,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_value_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -7167,10 +7323,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_key_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -7192,10 +7352,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r_d_blocks_0_attn_query_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -7289,10 +7453,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_pos = d_pos;
     {
         const int64_t rows = (int64_t)n, K = 1024;
-        memset(r_d_pos, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_pos[k] += r_d_add_2[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 128) {
+            const int64_t k1 = k0 + 128 < K ? k0 + 128 : K;
+            memset(r_d_pos + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_pos[k] += r_d_add_2[r * K + k];
+        }
     }
     }
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) (backward) */

@@ -982,9 +982,10 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage3_1 = stage3_1;
     float *restrict const r_pool = pool;
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
+            const int64_t o = i0;
             double acc = 0;
             {
                 const float *row = r_stage3_1 + i0 * 64;
@@ -999,7 +1000,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
                     acc += s_;
                 }
             }
-            r_pool[o++] = (float)(acc / (64.0f));
+            r_pool[o] = (float)(acc / (64.0f));
         }
     }
     }
@@ -1728,9 +1729,10 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage3_1 = stage3_1;
     float *restrict const r_pool = pool;
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
+            const int64_t o = i0;
             double acc = 0;
             {
                 const float *row = r_stage3_1 + i0 * 64;
@@ -1745,7 +1747,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
                     acc += s_;
                 }
             }
-            r_pool[o++] = (float)(acc / (64.0f));
+            r_pool[o] = (float)(acc / (64.0f));
         }
     }
     }
@@ -2473,9 +2475,10 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage3_1 = stage3_1;
     float *restrict const r_pool = pool;
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
+            const int64_t o = i0;
             double acc = 0;
             {
                 const float *row = r_stage3_1 + i0 * 64;
@@ -2490,7 +2493,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
                     acc += s_;
                 }
             }
-            r_pool[o++] = (float)(acc / (64.0f));
+            r_pool[o] = (float)(acc / (64.0f));
         }
     }
     }
@@ -3818,9 +3821,10 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     float *restrict const r_pool = pool;
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
+            const int64_t o = i0;
             double acc = 0;
             {
                 const float *row = r_stage3_1_bn2 + i0 * 64;
@@ -3835,7 +3839,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
                     acc += s_;
                 }
             }
-            r_pool[o++] = (float)(acc / (64.0f));
+            r_pool[o] = (float)(acc / (64.0f));
         }
     }
     }
@@ -5250,9 +5254,10 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     float *restrict const r_pool = pool;
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
+            const int64_t o = i0;
             double acc = 0;
             {
                 const float *row = r_stage3_1_bn2 + i0 * 64;
@@ -5267,7 +5272,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
                     acc += s_;
                 }
             }
-            r_pool[o++] = (float)(acc / (64.0f));
+            r_pool[o] = (float)(acc / (64.0f));
         }
     }
     }
@@ -6681,9 +6686,10 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     float *restrict const r_pool = pool;
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
+            const int64_t o = i0;
             double acc = 0;
             {
                 const float *row = r_stage3_1_bn2 + i0 * 64;
@@ -6698,7 +6704,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
                     acc += s_;
                 }
             }
-            r_pool[o++] = (float)(acc / (64.0f));
+            r_pool[o] = (float)(acc / (64.0f));
         }
     }
     }
@@ -7099,10 +7105,14 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_fc_bias = d_fc_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc_bias[k] += r_d_fc[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+        }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
@@ -8233,10 +8243,14 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_fc_bias = d_fc_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc_bias[k] += r_d_fc[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+        }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
@@ -9366,10 +9380,14 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_fc_bias = d_fc_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r_d_fc_bias[k] += r_d_fc[r * K + k];
+        NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
+        for (int64_t k0 = 0; k0 < K; k0 += 16) {
+            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+            memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = k0; k < k1; k++)
+                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+        }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
