@@ -1907,6 +1907,25 @@ static int check_int_reads(Ctx *c, const OnnxNode *n, FoldVal **in)
     return 0;
 }
 
+/* The outputs an op defines (ONNX's schemas at opsets 13-17: 5 for a
+ * BatchNormalization-9, 3 from opset 14; Split's are as many as its
+ * parts): a hostile node that names more would leave values that no
+ * rule computes. */
+static int max_outputs(const char *op)
+{
+    static const struct {
+        const char *op;
+        int n;
+    } more[] = {
+        {"BatchNormalization", 5}, {"Dropout", 2}, {"MaxPool", 2}, {"LSTM", 3}, {"GRU", 2},
+        {"SoftmaxCrossEntropyLoss", 2}, {"Split", 64},
+    };
+    for (size_t k = 0; k < sizeof more / sizeof more[0]; k++)
+        if (!strcmp(op, more[k].op))
+            return more[k].n;
+    return 1;
+}
+
 static int run_node(Ctx *c, int idx)
 {
     Fold *f = c->f;
@@ -1915,6 +1934,9 @@ static int run_node(Ctx *c, int idx)
     FoldVal *in[64], *out[64];
     if (n->ninputs > 64 || n->noutputs > 64)
         return fail(c, FOLD_UNSUPPORTED, "node with %d inputs and %d outputs", n->ninputs, n->noutputs);
+    if (n->noutputs > max_outputs(n->op_type))
+        return fail(c, FOLD_MALFORMED, "%s with %d outputs (it has %d)", n->op_type, n->noutputs,
+                    max_outputs(n->op_type));
     if (check_attrs(c, n))
         return -1;
     int known = 1;
