@@ -101,6 +101,11 @@ void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per)
         P(e, "%sNNC_PARALLEL_FOR_IF(%d, (double)n * %.17g >= %.17g)\n", ind, k, c, PAR_MIN);
 }
 
+void emit_parallel_work(Emitter *e, const char *ind, int k, const char *work)
+{
+    P(e, "%sNNC_PARALLEL_FOR_IF(%d, (double)(%s) >= %.17g)\n", ind, k, work, PAR_MIN);
+}
+
 const char *emit_gemm_call(Emitter *e, double flops, int batched)
 {
     if (flops < 2 * PAR_MIN && !batched)

@@ -85,6 +85,36 @@ void emit_matmul(Emitter *e, int t)
     P(e, "    }\n");
 }
 
+/* Layer norm's rows, in chunks of this many where dweight and dbias are
+ * summed over them (their statistics kept on the stack meanwhile) */
+#define LN_CHUNK 512
+
+/* The body of layer norm's loop over rows r (emit_ops' IR_LAYER_NORM*):
+ * the row's mean mu and rstd, then its output row (forward) or its dx
+ * row (backward) */
+static void ln_row(Emitter *e, const IrNode *n, const char *x, const char *y, const char *ind)
+{
+    P(e, "%sconst %s *restrict xr = %s + r * D;\n", ind, e->real, x);
+    emit_lanes_sum(e, ind, "sx", "D", "xr[k]");
+    P(e, "%sconst %s mu = sx / (%s)D;\n", ind, e->real, e->real);
+    emit_lanes_sum(e, ind, "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
+    P(e, "%sconst %s rstd = %s / %s(sd / (%s)D + %s);\n", ind, e->real, emit_lit(e, 1), emit_libm(e, "sqrt"), e->real,
+      emit_lit(e, n->fval));
+    if (n->op == IR_LAYER_NORM) {
+        const char *w = emit_ref(e, n->in[1]), *b = emit_ref(e, n->in[2]);
+        P(e, "%sfor (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n", ind, y, w, b);
+    } else if (n->op == IR_LAYER_NORM_BWD) {
+        /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
+        const char *dy = emit_ref(e, n->in[0]), *w = emit_ref(e, n->in[2]);
+        P(e, "%sconst %s *restrict dr = %s + r * D;\n", ind, e->real, dy);
+        emit_lanes_sum(e, ind, "sg", "D", emit_fmt("dr[k] * %s[k]", w));
+        emit_lanes_sum(e, ind, "sgx", "D", emit_fmt("dr[k] * %s[k] * (xr[k] - mu)", w));
+        P(e, "%sconst %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", ind, e->real, e->real, e->real);
+        P(e, "%sfor (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n",
+          ind, y, w);
+    }
+}
+
 void emit_permute(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -95,9 +125,16 @@ void emit_permute(Emitter *e, int t)
         idx = strcmp(st, "1") ? emit_fmt("%s%si%d * %s", idx, k ? " + " : "", k, st)
                               : emit_fmt("%s%si%d", idx, k ? " + " : "", k);
     }
-    P(e, "    {\n        int64_t o = 0;\n");
+    /* the output in order, o its flat index; the outer loops on the
+     * threads where the copy is large enough (the innermost stays a plain
+     * loop) */
+    const char *o = "i0";
+    for (int k = 1; k < so.nd; k++)
+        o = emit_fmt("(%s) * %s + i%d", o, emit_dim(so, k), k);
+    P(e, "    {\n");
+    emit_parallel(e, "        ", so.nd - 1, so, 1.0);
     loops(e, so, so.nd, "        ");
-    P(e, "            %s[o++] = %s[%s];\n    }\n", emit_ref(e, t), emit_ref(e, n->in[0]), idx);
+    P(e, "            %s[%s] = %s[%s];\n    }\n", emit_ref(e, t), so.nd ? o : "0", emit_ref(e, n->in[0]), idx);
 }
 
 void emit_concat(Emitter *e, int t)
@@ -508,57 +545,54 @@ void emit_seq_op(Emitter *e, int t)
         int xi = n->op == IR_LAYER_NORM ? 0 : 1;
         Shape s = emit_nd(e, n->in[xi])->shape;
         const char *x = emit_ref(e, n->in[xi]);
-        /* dx, dweight and dbias in one pass over the rows */
+        /* dx, dweight and dbias over the same rows */
         int wg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_LAYER_NORM_WGRAD) : -1;
         int bg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_SUM) : -1;
         P(e, "    {\n        const int64_t rows = %s, D = %lld;\n", emit_prod(s, 0, s.nd - 1),
           (long long)s.d[s.nd - 1]);
-        if (n->op == IR_LAYER_NORM_WGRAD)
-            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, e->real);
-        if (wg >= 0)
-            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", emit_ref(e, wg), e->real);
-        if (bg >= 0)
-            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", emit_ref(e, bg), e->real);
-        /* rows on the threads where each writes only its own (not where
-         * dweight and dbias are summed over them) */
-        if (n->op == IR_LAYER_NORM || (n->op == IR_LAYER_NORM_BWD && wg < 0 && bg < 0))
+        if (n->op == IR_LAYER_NORM || (n->op == IR_LAYER_NORM_BWD && wg < 0 && bg < 0)) {
+            /* each row writes only its own: rows on the threads */
             emit_parallel(e, "        ", 1, s, 12);
-        P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
-        P(e, "            const %s *restrict xr = %s + r * D;\n", e->real, x);
-        emit_lanes_sum(e, "            ", "sx", "D", "xr[k]");
-        P(e, "            const %s mu = sx / (%s)D;\n", e->real, e->real);
-        emit_lanes_sum(e, "            ", "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
-        P(e, "            const %s rstd = %s / %s(sd / (%s)D + %s);\n", e->real, emit_lit(e, 1), emit_libm(e, "sqrt"),
-          e->real, emit_lit(e, n->fval));
-        if (n->op == IR_LAYER_NORM) {
-            const char *w = emit_ref(e, n->in[1]), *b = emit_ref(e, n->in[2]);
-            P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n",
-              y, w, b);
-        } else if (n->op == IR_LAYER_NORM_BWD) {
-            /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
-            const char *dy = emit_ref(e, n->in[0]), *w = emit_ref(e, n->in[2]);
-            P(e, "            const %s *restrict dr = %s + r * D;\n", e->real, dy);
-            emit_lanes_sum(e, "            ", "sg", "D", emit_fmt("dr[k] * %s[k]", w));
-            emit_lanes_sum(e, "            ", "sgx", "D", emit_fmt("dr[k] * %s[k] * (xr[k] - mu)", w));
-            P(e, "            const %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", e->real, e->real, e->real);
-            P(e,
-              "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * "
-              "rstd * mgx);\n",
-              y, w);
-            if (wg >= 0) {
-                e->merged[wg] = 1;
-                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n",
-                  emit_ref(e, wg));
-            }
-            if (bg >= 0) {
-                e->merged[bg] = 1;
-                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k];\n", emit_ref(e, bg));
-            }
-        } else {
-            const char *dy = emit_ref(e, n->in[0]);
-            P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += %s[r * D + k] * (xr[k] - mu) * rstd;\n", y, dy);
+            P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+            ln_row(e, n, x, y, "            ");
+            P(e, "        }\n    }\n");
+            return;
         }
-        P(e, "        }\n    }\n");
+        /* dweight and dbias sum over the rows.  In chunks of LN_CHUNK rows:
+         * the rows on the threads (their statistics kept, dx written),
+         * then dweight and dbias by blocks of columns on the threads, each
+         * column adding its rows in order, so the sums are the same at any
+         * thread count */
+        const char *wsum = n->op == IR_LAYER_NORM_WGRAD ? y : wg >= 0 ? emit_ref(e, wg) : NULL;
+        const char *bsum = bg >= 0 ? emit_ref(e, bg) : NULL;
+        if (wsum)
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", wsum, e->real);
+        if (bsum)
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", bsum, e->real);
+        if (wg >= 0)
+            e->merged[wg] = 1;
+        if (bg >= 0)
+            e->merged[bg] = 1;
+        const int64_t D = s.d[s.nd - 1], blk = ((D + 7) / 8 + 15) / 16 * 16;
+        const char *dy = emit_ref(e, n->in[0]);
+        P(e, "        for (int64_t r0 = 0; r0 < rows; r0 += %d) {\n", LN_CHUNK);
+        P(e, "            const int64_t r1 = r0 + %d < rows ? r0 + %d : rows;\n", LN_CHUNK, LN_CHUNK);
+        P(e, "            %s mu_[%d], rstd_[%d];\n", e->real, LN_CHUNK, LN_CHUNK);
+        emit_parallel_work(e, "            ", 1, emit_fmt("(r1 - r0) * D * %d", n->op == IR_LAYER_NORM_BWD ? 12 : 4));
+        P(e, "            for (int64_t r = r0; r < r1; r++) {\n");
+        ln_row(e, n, x, y, "                ");
+        P(e, "                mu_[r - r0] = mu;\n                rstd_[r - r0] = rstd;\n            }\n");
+        emit_parallel_work(e, "            ", 1, "(r1 - r0) * D * 3");
+        P(e, "            for (int64_t k0 = 0; k0 < D; k0 += %lld) {\n", (long long)blk);
+        P(e, "                const int64_t k1 = k0 + %lld < D ? k0 + %lld : D;\n", (long long)blk, (long long)blk);
+        P(e, "                for (int64_t r = r0; r < r1; r++) {\n");
+        P(e, "                    const %s *restrict xr = %s + r * D, *restrict dr = %s + r * D;\n", e->real, x, dy);
+        P(e, "                    const %s mu = mu_[r - r0], rstd = rstd_[r - r0];\n", e->real);
+        if (wsum)
+            P(e, "                    for (int64_t k = k0; k < k1; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", wsum);
+        if (bsum)
+            P(e, "                    for (int64_t k = k0; k < k1; k++) %s[k] += dr[k];\n", bsum);
+        P(e, "                }\n            }\n        }\n    }\n");
         return;
     }
     case IR_CAUSAL_MASK: {

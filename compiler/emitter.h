@@ -83,6 +83,9 @@ const char *emit_gemm_call(Emitter *e, double flops, int batched);
  * where that decides), else nothing.  The shapes are static, so this is
  * decided here (nnc_runtime.h: NNC_PARALLEL_FOR). */
 void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per);
+/* the same for a loop whose work (element operations) is the C
+ * expression `work`, known only at run time */
+void emit_parallel_work(Emitter *e, const char *ind, int k, const char *work);
 /* Dim i of s, the element count, the product of dims [a, b), the
  * row-major stride of dim i: constants, or `k * n` with the batch. */
 const char *emit_dim(Shape s, int i);

@@ -336,12 +336,12 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
@@ -361,12 +361,12 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -386,12 +386,12 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -444,12 +444,12 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -585,12 +585,12 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
@@ -610,12 +610,12 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -635,12 +635,12 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -693,12 +693,12 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -1008,12 +1008,12 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
@@ -1033,12 +1033,12 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -1058,12 +1058,12 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -1116,12 +1116,12 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -1257,12 +1257,12 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
@@ -1282,12 +1282,12 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -1307,12 +1307,12 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -1365,12 +1365,12 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -1679,12 +1679,12 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
@@ -1704,12 +1704,12 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -1729,12 +1729,12 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -1787,12 +1787,12 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -1928,12 +1928,12 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
@@ -1953,12 +1953,12 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -1978,12 +1978,12 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -2036,12 +2036,12 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -2381,12 +2381,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
@@ -2406,12 +2406,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -2431,12 +2431,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -2489,12 +2489,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -2633,12 +2633,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
@@ -2658,12 +2658,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -2683,12 +2683,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -2741,12 +2741,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -3103,12 +3103,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
@@ -3128,12 +3128,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -3153,12 +3153,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -3211,12 +3211,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -3355,12 +3355,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
@@ -3380,12 +3380,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -3405,12 +3405,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -3463,12 +3463,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -3824,12 +3824,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
@@ -3849,12 +3849,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -3874,12 +3874,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -3932,12 +3932,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -4076,12 +4076,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
@@ -4101,12 +4101,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -4126,12 +4126,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
@@ -4184,12 +4184,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -4587,59 +4587,74 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_lnf_weight, 0, sizeof(float) * (size_t)D);
         memset(d_lnf_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_1 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_1 + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_lnf + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_lnf + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_lnf_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -4697,59 +4712,74 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_1_ln2_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_1_ln2_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_1_h + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_1_h + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_1_ln2 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_1_ln2 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
@@ -4784,12 +4814,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            d_blocks_1_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
@@ -4845,12 +4875,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_2[o++] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -4874,12 +4904,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_3[o++] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -4903,12 +4933,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_4[o++] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -4946,59 +4976,74 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_1_ln1_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_1_ln1_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_0 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_0 + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_1_ln1_4 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_1_ln1_4 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  + (backward) */
@@ -5066,59 +5111,74 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_0_ln2_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_0_ln2_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_0_h + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_0_h + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_0_ln2 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_0_ln2 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
@@ -5153,12 +5213,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            d_blocks_0_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
@@ -5214,12 +5274,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_2[o++] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -5243,12 +5303,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_3[o++] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -5272,12 +5332,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_4[o++] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -5315,59 +5375,74 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_0_ln1_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_0_ln1_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = add + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = add + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_0_ln1_4 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_0_ln1_4 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:54  + (backward) */
@@ -5621,59 +5696,74 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_lnf_weight, 0, sizeof(float) * (size_t)D);
         memset(d_lnf_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_1 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_1 + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_lnf + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_lnf + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_lnf_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -5731,59 +5821,74 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_1_ln2_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_1_ln2_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_1_h + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_1_h + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_1_ln2 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_1_ln2 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
@@ -5818,12 +5923,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            d_blocks_1_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
@@ -5879,12 +5984,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_2[o++] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -5908,12 +6013,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_3[o++] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -5937,12 +6042,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_4[o++] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -5980,59 +6085,74 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_1_ln1_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_1_ln1_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_0 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_0 + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_1_ln1_4 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_1_ln1_4 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  + (backward) */
@@ -6100,59 +6220,74 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_0_ln2_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_0_ln2_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_0_h + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_0_h + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_0_ln2 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_0_ln2 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
@@ -6187,12 +6322,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            d_blocks_0_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
@@ -6248,12 +6383,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_2[o++] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -6277,12 +6412,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_3[o++] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -6306,12 +6441,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_4[o++] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -6349,59 +6484,74 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_0_ln1_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_0_ln1_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = add + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = add + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_0_ln1_4 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_0_ln1_4 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:54  + (backward) */
@@ -6654,59 +6804,74 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_lnf_weight, 0, sizeof(float) * (size_t)D);
         memset(d_lnf_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_1 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_1 + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_lnf + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_lnf + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_lnf_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -6764,59 +6929,74 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_1_ln2_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_1_ln2_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_1_h + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_1_h + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_1_ln2 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_1_ln2 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
@@ -6851,12 +7031,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            d_blocks_1_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
@@ -6912,12 +7092,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_2[o++] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -6941,12 +7121,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_3[o++] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -6970,12 +7150,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_4[o++] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_1_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -7013,59 +7193,74 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_1_ln1_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_1_ln1_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_0 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_0 + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_1_ln1_4 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_1_ln1_4 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  + (backward) */
@@ -7133,59 +7328,74 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_0_ln2_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_0_ln2_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = blocks_0_h + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = blocks_0_h + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_0_ln2 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_0_ln2 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
@@ -7220,12 +7430,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+            d_blocks_0_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
@@ -7281,12 +7491,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_2[o++] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -7310,12 +7520,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_3[o++] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -7339,12 +7549,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
-        int64_t o = 0;
+        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_4[o++] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+            d_blocks_0_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -7382,59 +7592,74 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(d_blocks_0_ln1_weight, 0, sizeof(float) * (size_t)D);
         memset(d_blocks_0_ln1_bias, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = add + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
+        for (int64_t r0 = 0; r0 < rows; r0 += 512) {
+            const int64_t r1 = r0 + 512 < rows ? r0 + 512 : rows;
+            float mu_[512], rstd_[512];
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 12) >= 32768)
+            for (int64_t r = r0; r < r1; r++) {
+                const float *restrict xr = add + r * D;
+                float sx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sx = s_;
+                }
+                const float mu = sx / (float)D;
+                float sd;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd = s_;
+                }
+                const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+                const float *restrict dr = d_blocks_0_ln1_4 + r * D;
+                float sg;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sg = s_;
+                }
+                float sgx;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= D; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                    float s_ = 0;
+                    for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sgx = s_;
+                }
+                const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+                for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+                mu_[r - r0] = mu;
+                rstd_[r - r0] = rstd;
             }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
+            NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
+            for (int64_t k0 = 0; k0 < D; k0 += 16) {
+                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
+                for (int64_t r = r0; r < r1; r++) {
+                    const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+                }
             }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = d_blocks_0_ln1_4 + r * D;
-            float sg;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sg = s_;
-            }
-            float sgx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sgx = s_;
-            }
-            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:54  + (backward) */
