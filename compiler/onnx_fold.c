@@ -1218,6 +1218,18 @@ static int op_gather_elements(Ctx *c, FOp *o)
     int axis;
     if (norm_axis(c, fold_attr_int(o->n, "axis", 0), x->rank, &axis))
         return -1;
+    /* off the axis, the indices' dims are at most the data's (PyTorch's
+     * gather; the language's gather_elements): the batch's where either
+     * has it */
+    for (int d = 0; d < x->rank; d++) {
+        const FDim xd = x->dims[d], id = i->dims[d];
+        if (d == axis)
+            continue;
+        if (xd.b != id.b)
+            return fail(c, FOLD_UNSUPPORTED, "GatherElements whose axis %d is the batch in one operand only", d);
+        if (xd.b ? !dim_eq(xd, id) : id.c > xd.c)
+            return fail(c, FOLD_MALFORMED, "GatherElements indices' axis %d is larger than the data's", d);
+    }
     same_shape(o->out[0], i);
     o->out[0]->type = x->type;
     return 0;
