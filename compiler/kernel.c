@@ -34,12 +34,16 @@
  * columns: resnet_small's projections took 1.7 ms in the kernel, whose
  * generic 1-tap rows run at ~10 GFLOP/s).  The data gradient at stride 1
  * correlates dy padded by K - 1 - pad, so it needs pad <= K - 1, and its
- * multiply-adds are H W / (OH OW) times the forward pass's: only for
- * 'same'-like convolutions (lenet5's unpadded 5x5 took 0.85 ms that way, 2x
- * the columns).  At stride 2 it goes by dx's 4 phases (not for 1x1, where 3
- * of them are zeros): ~1.1 ms for each of resnet_small's two layers against
- * ~2.3 for the columns.  Double precision (the gradient checks) always
- * takes the columns.
+ * multiply-adds are H W / (OH OW) times the forward pass's: for
+ * 'same'-like convolutions, up to 1.5x as many, or F <= 16 (measured with
+ * nnc's GEMM, runtime/gemm.c, 1 thread, AVX-512 and AVX2, 2026-11-27: the
+ * direct kernel took 0.74 ms for lenet5's unpadded 5x5 6<-16 on 14x14
+ * against the columns' 1.70, 5.6 against 15.3 for 24<-24 on 28x28
+ * (1.36x the positions), 1.2 against 2.6 for 3x3 32<-32 on 16x16 (1.31x);
+ * the columns won or tied from F = 64 at 1.78-1.96x).  At stride 2 it
+ * goes by dx's 4 phases (not for 1x1, where 3 of them are zeros): ~1.1 ms
+ * for each of resnet_small's two layers against ~2.3 for the columns.
+ * Double precision (the gradient checks) always takes the columns.
  */
 #include "kernel.h"
 #include "nnc_conv.h"
@@ -80,7 +84,11 @@ static void choose(IrNode *n, const Graph *g, int f64)
     switch (n->op) {
     case IR_CONV2D: direct = direct_ok && (n->stride == 1 || s2); break;
     case IR_CONV2D_BWD_DATA:
-        direct = direct_ok && (s2 || (n->stride == 1 && pad < KH && pad < KW && 4 * H * W <= 5 * y.d[2] * y.d[3]));
+        /* at stride 1: where dx has at most 1.5x dy's positions, or the
+         * columns' GEMM is at most 16 deep (F), too shallow to amortize
+         * its tiles' loads and stores, and the columns' col2im */
+        direct = direct_ok && (s2 || (n->stride == 1 && pad < KH && pad < KW &&
+                                      (2 * H * W <= 3 * y.d[2] * y.d[3] || F <= 16)));
         break;
     default: direct = direct_ok && KH * KW > 1; break; /* the kernel's gradient */
     }
