@@ -3098,6 +3098,10 @@ static void abstract_decls(L *l)
                     gone |= l->decls.v[k] == ms[j];
                 if (!gone)
                     l->decls.v[w++] = l->decls.v[k];
+                else { /* merged into rep: its printed body goes */
+                    free((char *)l->decls.v[k]->str);
+                    l->decls.v[k]->str = NULL;
+                }
             }
             l->decls.n = w;
             for (int k = 0; k < lv.n; k++)
@@ -3229,6 +3233,10 @@ static void collect_tensors(L *l, Module *m)
 static void reset(L *l)
 {
     l->nsteps = 0;
+    for (int k = 0; k < l->decls.n; k++) { /* declare's printed bodies: open_memstream's */
+        free((char *)l->decls.v[k]->str);
+        l->decls.v[k]->str = NULL;
+    }
     l->decls.n = 0;
     l->ntensors = 0;
     free(l->of_val);
