@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--threads "1 N"] [--rounds R] [--min-time S] [--models "a b"]
 #                [--no-native] [--cflags "FLAGS"] [--build-dir DIR]
-#                [--results FILE] [--quick]
+#                [--results FILE] [--quick] [--isa avx2|generic]
 #
 # Installs nnc (CMake's default build type, no -march) into a prefix under the build dir
 # and builds every bench/<model>.nn as a user does: nnc, then
@@ -14,7 +14,10 @@
 # training step (forward + backward + Adam) of every model in nnc and in
 # PyTorch at each thread count (default 1 and every core), each run in its
 # own process, alternating for R rounds.  Prints the table and writes
-# bench/results.md (or --results FILE).  See bench/README.md.
+# bench/results.md (or --results FILE).  --isa avx2 (or generic) runs
+# both sides at that instruction set, as on a CPU without AVX-512: nnc
+# with NNC_ISA, PyTorch with oneDNN and ATen limited to it
+# (ONEDNN_MAX_CPU_ISA, ATEN_CPU_CAPABILITY).  See bench/README.md.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +38,7 @@ results="$here/results.md"
 python=/usr/bin/python3
 
 usage() {
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit "${1:-1}"
 }
 while [ $# -gt 0 ]; do
@@ -48,11 +51,21 @@ while [ $# -gt 0 ]; do
     --cflags) cflags=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
+    --isa) isa=$2; shift 2 ;;
     --quick) rounds=1; min_time=0.5; min_iters=10; warmup=5; shift ;;
     -h | --help) usage 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; usage ;;
     esac
 done
+# --isa: nnc's kernels by NNC_ISA; PyTorch's convolutions (oneDNN, which
+# JIT-compiles for the widest ISA it finds) and ATen's kernels limited to it
+torch_isa=""
+case "${isa:-}" in
+'') ;;
+avx2) export NNC_ISA=avx2; torch_isa="ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2" ;;
+generic) export NNC_ISA=generic; torch_isa="ONEDNN_MAX_CPU_ISA=SSE41 ATEN_CPU_CAPABILITY=default" ;;
+*) echo "run.sh: --isa wants avx2 or generic" >&2; exit 1 ;;
+esac
 # thread counts: positive integers, each once, in the order given
 tlist=""
 for t in $threads; do
@@ -148,6 +161,7 @@ log="$build/log.txt"
     echo "META torch=$($python -c 'import torch; print(torch.__version__)' 2>/dev/null)"
     echo "META git=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)"
     echo "META load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "META torch_isa=${torch_isa:-unlimited}"
 } >>"$raw"
 
 steps="--min-time $min_time --min-iters $min_iters --warmup $warmup"
@@ -193,7 +207,7 @@ for r in $(seq 1 "$rounds"); do
                 tt=${conf%x*} bt=${conf#*x}
                 # shellcheck disable=SC2086
                 run_side "CONF=torch-$conf TH=$t" "$m, PyTorch torch $tt x BLAS $bt threads" \
-                    env OPENBLAS_NUM_THREADS="$bt" OMP_NUM_THREADS="$tt" MKL_NUM_THREADS="$tt" OMP_WAIT_POLICY="$torch_wait" \
+                    env $torch_isa OPENBLAS_NUM_THREADS="$bt" OMP_NUM_THREADS="$tt" MKL_NUM_THREADS="$tt" OMP_WAIT_POLICY="$torch_wait" \
                     "$python" "$here/src/torch_bench.py" "$m" --threads "$tt" $steps
             fi
         done

@@ -262,6 +262,7 @@ def main():
     isa_line = "; ".join(f"{b}: nnc_isa() {isa[b][0]}, generated C compiled for {isa[b][1]} "
                          f"(`{meta.get('cflags_' + b, '?')}`), runtime at "
                          f"{meta.get('runtime_' + b, 'CMake default build type')}" for b in builds if b in isa)
+    isa_line += f"; PyTorch: {meta.get('torch_isa', 'unlimited')}"
 
     def peaks_line():
         out = []
