@@ -110,7 +110,9 @@ static void ln_row(Emitter *e, const IrNode *n, const char *x, const char *y, co
         emit_lanes_sum(e, ind, "sg", "D", emit_fmt("dr[k] * %s[k]", w));
         emit_lanes_sum(e, ind, "sgx", "D", emit_fmt("dr[k] * %s[k] * (xr[k] - mu)", w));
         P(e, "%sconst %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", ind, e->real, e->real, e->real);
-        P(e, "%sfor (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n",
+        P(e,
+          "%sfor (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * "
+          "mgx);\n",
           ind, y, w);
     }
 }

@@ -87,8 +87,8 @@ static void choose(IrNode *n, const Graph *g, int f64)
         /* at stride 1: where dx has at most 1.5x dy's positions, or the
          * columns' GEMM is at most 16 deep (F), too shallow to amortize
          * its tiles' loads and stores, and the columns' col2im */
-        direct = direct_ok && (s2 || (n->stride == 1 && pad < KH && pad < KW &&
-                                      (2 * H * W <= 3 * y.d[2] * y.d[3] || F <= 16)));
+        direct = direct_ok &&
+            (s2 || (n->stride == 1 && pad < KH && pad < KW && (2 * H * W <= 3 * y.d[2] * y.d[3] || F <= 16)));
         break;
     default: direct = direct_ok && KH * KW > 1; break; /* the kernel's gradient */
     }

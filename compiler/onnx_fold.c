@@ -1929,7 +1929,7 @@ static int max_outputs(const char *op)
         const char *op;
         int n;
     } more[] = {
-        {"BatchNormalization", 5}, {"Dropout", 2}, {"MaxPool", 2}, {"LSTM", 3}, {"GRU", 2},
+        {"BatchNormalization", 5},      {"Dropout", 2}, {"MaxPool", 2}, {"LSTM", 3}, {"GRU", 2},
         {"SoftmaxCrossEntropyLoss", 2}, {"Split", 64},
     };
     for (size_t k = 0; k < sizeof more / sizeof more[0]; k++)
