@@ -1215,6 +1215,8 @@ static int op_gather_elements(Ctx *c, FOp *o)
     const FoldVal *x = o->in[0], *i = o->in[1];
     if (x->rank != i->rank || x->rank < 1)
         return fail(c, FOLD_MALFORMED, "GatherElements of data of rank %d by indices of rank %d", x->rank, i->rank);
+    if (i->type != ONNX_INT32 && i->type != ONNX_INT64)
+        return fail(c, FOLD_MALFORMED, "GatherElements' indices are %s, not int32 or int64", type_str(i->type));
     int axis;
     if (norm_axis(c, fold_attr_int(o->n, "axis", 0), x->rank, &axis))
         return -1;
