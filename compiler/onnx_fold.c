@@ -1573,6 +1573,8 @@ static int op_reduce(Ctx *c, FOp *o)
         int a;
         if (norm_axis(c, axes[k], x->rank, &a))
             return -1;
+        if (mark[a]) /* ONNX's axes are unique; the language refuses a repeat */
+            return fail(c, FOLD_MALFORMED, "%s's axis %d given twice", o->n->op_type, a);
         mark[a] = 1;
     }
     y->rank = 0;
