@@ -437,7 +437,7 @@ void emit_reduce(Emitter *e, int t)
         int64_t kst = 1;
         for (int i = lead; i < si.nd; i++)
             kst *= si.d[i];
-        const int64_t blk = ((kst + 7) / 8 + 15) / 16 * 16;
+        const int64_t blk = emit_col_block(kst);
         emit_parallel(e, "        ", 1, si, 1.0);
         P(e, "        for (int64_t k0 = 0; k0 < K; k0 += %lld) {\n", (long long)blk);
         P(e, "            const int64_t k1 = k0 + %lld < K ? k0 + %lld : K;\n", (long long)blk, (long long)blk);

@@ -575,7 +575,7 @@ void emit_seq_op(Emitter *e, int t)
             e->merged[wg] = 1;
         if (bg >= 0)
             e->merged[bg] = 1;
-        const int64_t D = s.d[s.nd - 1], blk = ((D + 7) / 8 + 15) / 16 * 16;
+        const int64_t D = s.d[s.nd - 1], blk = emit_col_block(D);
         const char *dy = emit_ref(e, n->in[0]);
         P(e, "        for (int64_t r0 = 0; r0 < rows; r0 += %d) {\n", LN_CHUNK);
         P(e, "            const int64_t r1 = r0 + %d < rows ? r0 + %d : rows;\n", LN_CHUNK, LN_CHUNK);

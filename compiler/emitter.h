@@ -86,6 +86,9 @@ void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per);
 /* the same for a loop whose work (element operations) is the C
  * expression `work`, known only at run time */
 void emit_parallel_work(Emitter *e, const char *ind, int k, const char *work);
+/* The width of about 8 blocks of n outputs, in whole 16-float vectors:
+ * the blocks the threads take of a sum's columns */
+int64_t emit_col_block(int64_t n);
 /* Dim i of s, the element count, the product of dims [a, b), the
  * row-major stride of dim i: constants, or `k * n` with the batch. */
 const char *emit_dim(Shape s, int i);
