@@ -142,7 +142,17 @@ static void NAME(col2im)(const cgeom *g, R *col, R *img, int64_t ld)
  * pitch L = gn P: col [CKK][L], column k P + p for example b0 + k.  The
  * GEMMs are nnc_sgemm's (nnc_dgemm's), split over the threads in blocks
  * fixed by the shapes, so threads.c runs these calls as one item: the
- * groups, and so every sum, are the same at any thread count. */
+ * groups, and so every sum, are the same at any thread count.  The copies
+ * around the GEMMs (im2col, col2im, dy's gather, the output's scatter, dW's
+ * transpose) run on the threads too, by examples or rows: each writes its
+ * own outputs, so any split gives the same bits.  Left on the calling
+ * thread, they kept these layers from scaling: resnet18's 4x4 layers took
+ * as long at 2 threads as at 1 (im2col alone was 17% of the 2-thread
+ * samples, the other thread spinning meanwhile).  CP_PAR: where a copy of
+ * `n` floats is worth a parallel region (~20 us of copies). */
+#ifndef CP_PAR
+#define CP_PAR(n) ((double)(n) >= NNC_ITEM_COST)
+#endif
 
 /* The source of each column of each tap, tab [KH KW][P]: the pixel's
  * index in its channel, or -1 in the padding.  Small images' rows are a
@@ -164,6 +174,7 @@ static void NAME(tap_table)(const cgeom *g, int32_t *tab)
 static void NAME(im2col_group)(const cgeom *g, int64_t gn, const int32_t *tab, const R *img, R *col)
 {
     const int64_t P = g->P, T = g->KH * g->KW, L = gn * P;
+    NNC_PARALLEL_FOR_IF(2, CP_PAR(gn * g->C * T * P))
     for (int64_t k = 0; k < gn; k++)
         for (int64_t c = 0; c < g->C; c++) {
             const R *ic = img + (k * g->C + c) * g->H * g->W;
@@ -198,6 +209,7 @@ static void NAME(col2im_table)(const cgeom *g, const int32_t *tab, const R *col,
 static void NAME(gather_group)(const cgeom *g, int64_t gn, const R *dy, R *out)
 {
     const int64_t F = g->F, P = g->P, L = gn * P;
+    NNC_PARALLEL_FOR_IF(2, CP_PAR(gn * F * P))
     for (int64_t k = 0; k < gn; k++)
         for (int64_t f = 0; f < F; f++)
             memcpy(out + f * L + k * P, dy + (k * F + f) * P, sizeof(R) * (size_t)P);
@@ -215,6 +227,7 @@ static void NAME(cols_fwd_grouped)(const cgeom *g, int64_t N, const R *x, const 
         NAME(im2col_group)(g, gn, tab, x + b0 * g->C * g->H * g->W, col);
         GEMMT(CblasNoTrans, CblasNoTrans, (int)F, (int)L, (int)CKK, (R)1, w, (int)CKK, col, (int)L, (R)0, out, (int)L);
         /* back to [gn][F][P], with the bias and relu plan.c folded in */
+        NNC_PARALLEL_FOR_IF(2, CP_PAR(gn * F * P))
         for (int64_t k = 0; k < gn; k++)
             for (int64_t f = 0; f < F; f++) {
                 const R *o = out + f * L + k * P, bf = bias ? bias[f] : (R)0;
@@ -241,6 +254,7 @@ static void NAME(cols_data_grouped)(const cgeom *g, int64_t N, const R *dy, cons
         const int64_t gn = N - b0 < G ? N - b0 : G, L = gn * P;
         NAME(gather_group)(g, gn, dy + b0 * F * P, dyg);
         GEMMT(CblasTrans, CblasNoTrans, (int)CKK, (int)L, (int)F, (R)1, w, (int)CKK, dyg, (int)L, (R)0, dcol, (int)L);
+        NNC_PARALLEL_FOR_IF(1, CP_PAR(gn * CKK * P))
         for (int64_t k = 0; k < gn; k++) {
             R *img = dx + (b0 + k) * X;
             memset(img, 0, sizeof(R) * (size_t)X);
@@ -270,6 +284,7 @@ static void NAME(cols_filter_grouped)(const cgeom *g, int64_t N, const R *dy, co
         GEMMT(CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)L, (R)1, col, (int)L, dyg, (int)L, b0 ? (R)1 : (R)0, dwt,
               (int)F);
     }
+    NNC_PARALLEL_FOR_IF(1, CP_PAR(F * CKK))
     for (int64_t f = 0; f < F; f++)
         for (int64_t k = 0; k < CKK; k++)
             dw[f * CKK + k] = dwt[k * F + f];
@@ -367,6 +382,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_cols_bwd_filter))(int64_t N, const R *dy, const 
         GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, (R)1, g.gemm ? img : work, (int)P,
              dy + b * F * P, (int)P, b ? (R)1 : (R)0, dwt, (int)F);
     }
+    NNC_PARALLEL_FOR_IF(1, CP_PAR(F * CKK))
     for (int64_t f = 0; f < F; f++)
         for (int64_t k = 0; k < CKK; k++)
             dw[f * CKK + k] = dwt[k * F + f];
