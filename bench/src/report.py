@@ -155,6 +155,8 @@ def main():
         header += [f"native {tl(t)}" for t in threads]
     header += [f"PyTorch {tl(t)}" for t in threads]
     header += [f"speedup {tl(t)}" for t in threads]
+    if "native" in builds:
+        header += [f"portable/native {tl(t)}" for t in threads]
     if len(threads) > 1:
         header += [f"scaling nnc {tl(lo)}/{tl(hi)}", f"scaling PyTorch {tl(lo)}/{tl(hi)}"]
     for t in threads:
@@ -184,10 +186,16 @@ def main():
         for t in threads:
             b = best[t][0]
             row.append(f"{paired(port[t], b)[0]:.2f}x" if b and port[t] else "-")
+        if "native" in builds:
+            # paired like the speedup: each round's portable / native, whose
+            # two runs are adjacent, so the machine's drift between rounds
+            # cancels (the target: within 1.10)
+            row += [f"{paired(nat[t], port[t])[0]:.2f}" if nat[t] and port[t] else "-" for t in threads]
         if len(threads) > 1:
-            row.append(f"{port[lo]['median'] / port[hi]['median']:.2f}x"
+            # paired too: each round's lo / hi, from runs of the same round
+            row.append(f"{paired(port[hi], port[lo])[0]:.2f}x"
                        if port[lo] and port[hi] else "-")
-            row.append(f"{best[lo][0]['median'] / best[hi][0]['median']:.2f}x"
+            row.append(f"{paired(best[hi][0], best[lo][0])[0]:.2f}x"
                        if best[lo][0] and best[hi][0] else "-")
         for t in threads:
             if port[t]:
@@ -330,8 +338,9 @@ def main():
                 "installed and built as a user does (no -march); native: runtime and generated "
                 "C at -march=native; PyTorch: its fastest mode at that thread count (in "
                 "parentheses: torch threads x OpenBLAS threads).  Speedup: PyTorch / portable "
-                "nnc, the median over rounds of each round's ratio.  Scaling: ms/step at "
-                f"{tl(lo)} / ms/step at {tl(hi)}.  GFLOP/s: portable nnc's training FLOPs (3 x "
+                "nnc, the median over rounds of each round's ratio.  Portable/native: the same "
+                "paired median of portable ms / native ms (above 1: the portable build is slower).  Scaling: ms/step at "
+                f"{tl(lo)} / ms/step at {tl(hi)}, the same paired median.  GFLOP/s: portable nnc's training FLOPs (3 x "
                 "forward GEMM FLOPs, 2·M·N·K each) / median step time; % of the FMA peak at "
                 "the same thread count (peaks above).\n\n")
         f.write("\n".join(details) + "\n\n")
