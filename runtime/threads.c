@@ -458,6 +458,12 @@ static void conv_run(conv_job *j, int64_t work_len)
         run_ordered(j->items, j->items > 1 ? threads_for(per, work_len) : 1, conv_item, conv_add, j);
     } else {
         j->items = items_for(j->N, flops);
+        /* Winograd on 8x8 images (conv.c) transforms 4 examples a block and
+         * the weights once a call: items of 2 examples ran half-empty
+         * blocks, and transformed the weights twice as often */
+        if (j->direct && j->stride == 1 && j->OH == 8 && j->OW == 8 &&
+            nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad) && j->items > (j->N + 3) / 4)
+            j->items = (j->N + 3) / 4;
         run_items(j->items, threads_for(j->need, work_len), conv_item, j);
     }
 }
