@@ -424,6 +424,18 @@ static void conv_add(void *p, int64_t i, int slot)
                 j->f64);
 }
 
+/* Winograd on 8x8 images (conv.c) transforms 4 examples a block and the
+ * weights once a call: items of 2 examples (8 at batch 16) ran half-empty
+ * blocks and transformed the weights 8 times, so such layers take items
+ * of 4 examples */
+static int wino8(const conv_job *j)
+{
+    return !j->f64 && j->direct && j->stride == 1 && j->OH == 8 && j->OW == 8 &&
+           nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad);
+}
+
+static int64_t wino8_items(const conv_job *j) { return j->N > 4 ? (j->N + 3) / 4 : 1; }
+
 static void conv_run(conv_job *j, int64_t work_len)
 {
     j->OH = (j->H + 2 * j->pad - j->KH) / j->stride + 1;
@@ -454,16 +466,14 @@ static void conv_run(conv_job *j, int64_t work_len)
         /* a caller's work without room for a partial dW (not generated
          * code's: kernel.c reserves it) runs as one item */
         j->items = work_len < per ? 1 : nnc_conv_filter_items(j->N, j->OH, j->OW, NNC_MAX_ITEMS);
+        if (wino8(j) && j->items > wino8_items(j)) /* (fixed by the shapes: the same bits at any thread count) */
+            j->items = wino8_items(j);
         /* (one item needs no partial: a work of `need` is enough) */
         run_ordered(j->items, j->items > 1 ? threads_for(per, work_len) : 1, conv_item, conv_add, j);
     } else {
         j->items = items_for(j->N, flops);
-        /* Winograd on 8x8 images (conv.c) transforms 4 examples a block and
-         * the weights once a call: items of 2 examples ran half-empty
-         * blocks, and transformed the weights twice as often */
-        if (j->direct && j->stride == 1 && j->OH == 8 && j->OW == 8 &&
-            nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad) && j->items > (j->N + 3) / 4)
-            j->items = (j->N + 3) / 4;
+        if (wino8(j) && j->items > wino8_items(j))
+            j->items = wino8_items(j);
         run_items(j->items, threads_for(j->need, work_len), conv_item, j);
     }
 }
