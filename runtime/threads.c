@@ -431,7 +431,7 @@ static void conv_add(void *p, int64_t i, int slot)
 static int wino8(const conv_job *j)
 {
     return !j->f64 && j->direct && j->stride == 1 && j->OH == 8 && j->OW == 8 &&
-           nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad);
+        nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad);
 }
 
 static int64_t wino8_items(const conv_job *j) { return j->N > 4 ? (j->N + 3) / 4 : 1; }
