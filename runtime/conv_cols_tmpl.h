@@ -154,6 +154,15 @@ static void NAME(col2im)(const cgeom *g, R *col, R *img, int64_t ld)
 #define CP_PAR(n) ((double)(n) >= NNC_ITEM_COST)
 #endif
 
+/* dW [F][CKK] from the kernel gradients' dWᵀ [CKK][F] */
+static void NAME(dw_from_t)(int64_t F, int64_t CKK, const R *dwt, R *dw)
+{
+    NNC_PARALLEL_FOR_IF(1, CP_PAR(F * CKK))
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t k = 0; k < CKK; k++)
+            dw[f * CKK + k] = dwt[k * F + f];
+}
+
 /* The source of each column of each tap, tab [KH KW][P]: the pixel's
  * index in its channel, or -1 in the padding.  Small images' rows are a
  * few floats each: im2col's range loops cost more than the copies (0.95
@@ -284,10 +293,7 @@ static void NAME(cols_filter_grouped)(const cgeom *g, int64_t N, const R *dy, co
         GEMMT(CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)L, (R)1, col, (int)L, dyg, (int)L, b0 ? (R)1 : (R)0, dwt,
               (int)F);
     }
-    NNC_PARALLEL_FOR_IF(1, CP_PAR(F * CKK))
-    for (int64_t f = 0; f < F; f++)
-        for (int64_t k = 0; k < CKK; k++)
-            dw[f * CKK + k] = dwt[k * F + f];
+    NAME(dw_from_t)(F, CKK, dwt, dw);
 }
 
 void NNC_ISA_FN(NAME(nnc_conv2d_cols))(int64_t N, const R *x, const R *w, R *y, int64_t C, int64_t H, int64_t W,
@@ -382,10 +388,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_cols_bwd_filter))(int64_t N, const R *dy, const 
         GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, (R)1, g.gemm ? img : work, (int)P,
              dy + b * F * P, (int)P, b ? (R)1 : (R)0, dwt, (int)F);
     }
-    NNC_PARALLEL_FOR_IF(1, CP_PAR(F * CKK))
-    for (int64_t f = 0; f < F; f++)
-        for (int64_t k = 0; k < CKK; k++)
-            dw[f * CKK + k] = dwt[k * F + f];
+    NAME(dw_from_t)(F, CKK, dwt, dw);
 }
 
 /* ---- the general convolution: groups, dilation, [h, w] strides and padding ----

@@ -434,7 +434,12 @@ static int wino8(const conv_job *j)
         nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad);
 }
 
-static int64_t wino8_items(const conv_job *j) { return j->N > 4 ? (j->N + 3) / 4 : 1; }
+/* at most N / 4 items for those (at least one: an empty batch still zeroes dW) */
+static int64_t wino8_cap(const conv_job *j, int64_t items)
+{
+    const int64_t cap = j->N > 4 ? (j->N + 3) / 4 : 1;
+    return wino8(j) && items > cap ? cap : items;
+}
 
 static void conv_run(conv_job *j, int64_t work_len)
 {
@@ -465,15 +470,12 @@ static void conv_run(conv_job *j, int64_t work_len)
         const int64_t per = nnc_conv_filter_item_work(j->need, j->C, j->F, j->KH, j->KW);
         /* a caller's work without room for a partial dW (not generated
          * code's: kernel.c reserves it) runs as one item */
-        j->items = work_len < per ? 1 : nnc_conv_filter_items(j->N, j->OH, j->OW, NNC_MAX_ITEMS);
-        if (wino8(j) && j->items > wino8_items(j)) /* (fixed by the shapes: the same bits at any thread count) */
-            j->items = wino8_items(j);
+        /* (wino8_cap: fixed by the shapes, so the same bits at any thread count) */
+        j->items = work_len < per ? 1 : wino8_cap(j, nnc_conv_filter_items(j->N, j->OH, j->OW, NNC_MAX_ITEMS));
         /* (one item needs no partial: a work of `need` is enough) */
         run_ordered(j->items, j->items > 1 ? threads_for(per, work_len) : 1, conv_item, conv_add, j);
     } else {
-        j->items = items_for(j->N, flops);
-        if (wino8(j) && j->items > wino8_items(j))
-            j->items = wino8_items(j);
+        j->items = wino8_cap(j, items_for(j->N, flops));
         run_items(j->items, threads_for(j->need, work_len), conv_item, j);
     }
 }
