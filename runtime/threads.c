@@ -745,33 +745,84 @@ static void gemm_item(void *p, int64_t i, int slot)
                             (float *)j->c + co, j->ldc);
 }
 
+/* The time of gemm.c's blocks on `threads` threads, in multiply-adds:
+ * blocks of `step` rows (or columns) of the output, taken in order each
+ * by the least loaded thread (as the dynamic schedule does).  What a
+ * block costs besides its products, measured at one thread by calling
+ * the blocks in turn (min of 200, AVX-512, ten shapes): a block of rows
+ * packs all of B again, 5 to 13 rows' products (1024 x 512 x 128 in 8
+ * row blocks: +7%; 128 x 128 x 1024 in 8: +52%); a block of columns
+ * reads all of A again, 2 to 6 columns' products, and transposed A
+ * (the kernel gradients' dy^T x) about M / 50 (512 x 128 x 1024 in 4
+ * column blocks: +31%); and every block is a call (~1 us). */
+static double gemm_span(const gemm_job *j, int by_cols, int64_t step, int threads)
+{
+    const double M = j->M, N = j->N, K = j->K, ext = by_cols ? N : M;
+    double load[NNC_MAX_ITEMS] = {0}, span = 0;
+    for (int64_t lo = 0; lo < ext; lo += step) {
+        const double n = ext - (double)lo < (double)step ? ext - (double)lo : (double)step;
+        const double t = by_cols ? M * (n + (j->ta == CblasTrans ? 2 + M / 64 : 4)) * K + 7e4 : (n + 10) * N * K + 7e4;
+        int least = 0;
+        for (int i = 1; i < threads; i++)
+            if (load[i] < load[least])
+                least = i;
+        load[least] += t;
+        span = load[least] > span ? load[least] : span;
+    }
+    return span;
+}
+
 static void gemm_run(gemm_job *j)
 {
-    j->by_cols = j->N > j->M;
-    const int ext = j->by_cols ? j->N : j->M;
-    /* blocks: one per GEMM_BLOCK_FLOPS.  gemm.c's floats: at one thread
-     * one call, else at least one block per thread, each of
-     * GEMM_MIN_BLOCK_FLOPS or more.  Their blocks may depend on the thread
-     * count because no output's sum does: each is one FMA chain in k
-     * order in whichever block it lies (tests/runtime/test_gemm.c checks
-     * row and column splits).  BLAS (doubles, and floats in the generic
-     * build) makes no such promise: its blocks depend on the shape alone. */
     const double flops = 2.0 * (double)j->K * (double)j->M * (double)j->N;
     const int threads = nnc_threads();
-    double want = flops / GEMM_BLOCK_FLOPS;
     if (!j->real8 && nnc_isa() != NNC_ISA_GENERIC) {
+        /* gemm.c's floats.  Their blocks may depend on the thread count
+         * because no output's sum does: each is one FMA chain in k order
+         * in whichever block it lies (tests/runtime/test_gemm.c checks
+         * row and column splits).  At one thread one call.  Else about
+         * one block per GEMM_BLOCK_FLOPS, at least one per thread (and
+         * GEMM_MIN_BLOCK_FLOPS each), by rows in whole 6-row register
+         * blocks or by columns in whole 32-column panels, whichever ends
+         * sooner on these threads: by the longer side in 48-row steps, a
+         * 128 x 128 product ran 48 + 32 rows on one thread against 48
+         * (1.37x at 2 threads), and 1024 rows 4 x 144 against
+         * 3 x 144 + 16. */
+        double want = flops / GEMM_BLOCK_FLOPS;
         if (want < threads)
             want = threads;
         if (want > flops / GEMM_MIN_BLOCK_FLOPS)
             want = flops / GEMM_MIN_BLOCK_FLOPS;
-        if (threads <= 1)
-            want = 1;
+        const int64_t b = threads <= 1 || want < 1 ? 1 : want > NNC_MAX_ITEMS ? NNC_MAX_ITEMS : (int64_t)want;
+        const int tsim = threads < NNC_MAX_ITEMS ? threads : NNC_MAX_ITEMS;
+        double best = 0;
+        j->by_cols = 0;
+        j->step = j->M > 0 ? j->M : 1;
+        for (int by_cols = 0; by_cols <= 1 && b > 1; by_cols++) {
+            const int64_t ext = by_cols ? j->N : j->M, unit = by_cols ? 32 : 6;
+            const int64_t step = ((ext + b - 1) / b + unit - 1) / unit * unit;
+            const double span = gemm_span(j, by_cols, step, tsim);
+            if (step < ext && (best == 0 || span < best)) {
+                best = span;
+                j->by_cols = by_cols;
+                j->step = (int)step;
+            }
+        }
+        const int64_t ext = j->by_cols ? j->N : j->M;
+        j->blocks = (int)(ext > 0 ? (ext + j->step - 1) / j->step : 1);
+        run_items(j->blocks, threads, gemm_item, j);
+        return;
     }
-    int64_t blocks = want < 1 ? 1 : want > NNC_MAX_ITEMS ? NNC_MAX_ITEMS : (int64_t)want;
-    /* whole register blocks of gemm.c (6 rows, panels of up to 32
-     * columns: 48 rows, 32 columns); BLAS's doubles in 16s */
-    const int unit = j->real8 ? 16 : j->by_cols ? 32 : 48;
+    /* BLAS (doubles, and floats in the generic build) promises no such
+     * thing, so its blocks depend on the shape alone: one per
+     * GEMM_BLOCK_FLOPS, by the longer side (16s of doubles; 48 rows or
+     * 32 columns of the generic build's floats). */
+    j->by_cols = j->N > j->M;
+    const int ext = j->by_cols ? j->N : j->M;
+    const double want = flops / GEMM_BLOCK_FLOPS;
+    const int64_t blocks = want < 1 ? 1 : want > NNC_MAX_ITEMS ? NNC_MAX_ITEMS : (int64_t)want;
     int step = (int)((ext + blocks - 1) / blocks);
+    const int unit = j->real8 ? 16 : j->by_cols ? 32 : 48;
     step = (step + unit - 1) / unit * unit;
     j->step = step > 0 ? step : 1;
     j->blocks = (ext + j->step - 1) / j->step;

@@ -127,5 +127,9 @@ int main(void)
         check_one(t & 1, t >> 1, 13, 33, 257, -2.0f, 0.5f, seed++);
         check_one(t & 1, t >> 1, 200, 17, 31, 1.0f, 0.0f, seed++);
     }
+    /* threads.c's splits: a square product by columns, many rows by
+     * 6-row steps with a tail */
+    check_one(1, 0, 128, 128, 1024, 1.0f, 0.0f, seed++);
+    check_one(0, 1, 1031, 70, 64, 1.0f, 1.0f, seed++);
     return check_summary("test_gemm");
 }
