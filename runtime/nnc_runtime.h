@@ -97,14 +97,15 @@ int nnc_set_threads(int n);
 int nnc_threads(void);
 
 /* How a call is split: one item per NNC_ITEM_COST of work (about as many
- * element operations), at most NNC_MAX_ITEMS; the compiler uses the same
- * rule for generated loops. */
+ * element operations), at most NNC_MAX_ITEMS (max pools round theirs up to
+ * a multiple of the threads); the compiler uses the same rule for
+ * generated loops. */
 #define NNC_ITEM_COST 65536.0
 #define NNC_MAX_ITEMS 8
 
 /* cblas_sgemm/dgemm (row-major) on the threads: the output in blocks of
- * rows or columns fixed by the shape, each one BLAS call, so every thread
- * count gives the same bits.  Generated code calls these for GEMMs large
+ * rows or columns, each one single-threaded GEMM that sums every output
+ * over all of K in one order, so every thread count gives the same bits.  Generated code calls these for GEMMs large
  * enough to gain from threads, cblas_* for the others. */
 void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc);

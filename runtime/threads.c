@@ -3,8 +3,9 @@
  *
  * Determinism at any thread count comes from one rule: a call is split
  * into a fixed list of work items, chosen from the shapes alone (never
- * from the thread count), and each item computes the same outputs with
- * the same code whichever thread runs it.  The threads only decide who
+ * from the thread count, except where any split gives the same bits:
+ * gemm.c's blocks, max pools' planes), and each item computes the same
+ * outputs with the same code whichever thread runs it.  The threads only decide who
  * runs which item.  Where items would add into one output (a kernel's
  * gradient, summed over the batch), each computes its own partial and the
  * partials are added in item order (run_ordered), never one partial
@@ -72,9 +73,10 @@ int nnc_threads(void)
 }
 
 /* A GEMM's blocks (gemm_run): about one per GEMM_BLOCK_FLOPS, so that
- * dynamic scheduling evens out a thread that the machine slows, but
- * never less than GEMM_MIN_BLOCK_FLOPS each (~10 us of products: a
- * block repacks its panels of B and wakes a thread). */
+ * threads taking each other's blocks (run_items) even out a thread that
+ * the machine slows, but never less than GEMM_MIN_BLOCK_FLOPS each
+ * (~10 us of products: a block repacks its panels of B and wakes a
+ * thread). */
 #define GEMM_BLOCK_FLOPS 8.0e6
 #define GEMM_MIN_BLOCK_FLOPS 1.0e6
 
@@ -86,9 +88,10 @@ static int64_t part(int64_t total, int64_t n, int64_t i) { return total * i / n;
 #if defined(_OPENMP)
 /* Which thread runs which item.  Each thread first runs its own share of
  * the items, in order: thread t of T the items [t I / T, (t + 1) I / T),
- * as generated loops' static schedules give it the same part of the
- * batch, so that an image a thread wrote in one call is read by the same
- * thread, from its own cache, in the next.  (With a dynamic schedule,
+ * as generated loops' static schedules give it about the same part of
+ * the batch (the same where T divides both), so that an image a thread
+ * wrote in one call is mostly read by the same thread, from its own
+ * cache, in the next.  (With a dynamic schedule,
  * half of lenet5's pool after conv1 came from the other core's cache and
  * did not scale.)  A thread that has run out takes items from the end of
  * the others' shares, so that one the machine slows holds no one up.
@@ -96,8 +99,7 @@ static int64_t part(int64_t total, int64_t n, int64_t i) { return total * i / n;
  * thief `end - 1`, each by compare-and-swap. */
 #define SHARES_MAX 64
 typedef struct {
-    _Atomic uint64_t w; /* next | end << 32 */
-    char pad[64 - sizeof(uint64_t)];
+    _Alignas(64) _Atomic uint64_t w; /* next | end << 32, a cache line each */
 } share;
 
 static int64_t share_take(share *s, int own)
@@ -762,12 +764,11 @@ void nnc_conv2d_gen_bwd_filter_f64(int64_t N, const double *dy, const double *x,
 
 /* ---- GEMMs: fixed blocks of the output ---------------------------------------------- */
 
-/* C [M, N] = alpha op(A) op(B) + beta C, row-major, in blocks of rows (or
- * of columns, where N is the longer side) fixed by the shape: each block
- * is one single-threaded GEMM (gemm.c's for floats, BLAS's for doubles), the same call at any thread count,
- * and no output is summed by two blocks (K is never split).  Blocks are
- * multiples of gemm.c's register blocks (48 rows or 32 columns; 16 for
- * BLAS's doubles). */
+/* C [M, N] = alpha op(A) op(B) + beta C, row-major, in blocks of rows or
+ * of columns: each block is one single-threaded GEMM (gemm.c's for
+ * floats, BLAS's for doubles and in the generic build), and no output is
+ * summed by two blocks (K is never split).  gemm.c's blocks depend on the
+ * thread count (gemm_run); BLAS's on the shape alone. */
 
 typedef struct {
     int real8, by_cols;
@@ -781,20 +782,20 @@ typedef struct {
 static void gemm_item(void *p, int64_t i, int slot)
 {
     const gemm_job *j = p;
-    const int lo = (int)i * j->step, ext = j->by_cols ? j->N : j->M, hi = lo + j->step < ext ? lo + j->step : ext;
+    const int64_t ext = j->by_cols ? j->N : j->M, lo = i * j->step, hi = lo + j->step < ext ? lo + j->step : ext;
     (void)slot;
     if (hi <= lo)
         return;
     /* the block's operands: rows of op(A) and C, or columns of op(B) and C */
     int64_t ao = 0, bo = 0, co;
     if (j->by_cols) {
-        bo = j->tb == CblasNoTrans ? lo : (int64_t)lo * j->ldb;
+        bo = j->tb == CblasNoTrans ? lo : lo * j->ldb;
         co = lo;
     } else {
-        ao = j->ta == CblasNoTrans ? (int64_t)lo * j->lda : lo;
-        co = (int64_t)lo * j->ldc;
+        ao = j->ta == CblasNoTrans ? lo * j->lda : lo;
+        co = lo * j->ldc;
     }
-    const int m = j->by_cols ? j->M : hi - lo, n = j->by_cols ? hi - lo : j->N;
+    const int m = j->by_cols ? j->M : (int)(hi - lo), n = j->by_cols ? (int)(hi - lo) : j->N;
     if (j->real8)
         cblas_dgemm(CblasRowMajor, j->ta, j->tb, m, n, j->K, j->alpha, (const double *)j->a + ao, j->lda,
                     (const double *)j->b + bo, j->ldb, j->beta, (double *)j->c + co, j->ldc);
@@ -806,14 +807,15 @@ static void gemm_item(void *p, int64_t i, int slot)
 
 /* The time of gemm.c's blocks on `threads` threads, in multiply-adds:
  * blocks of `step` rows (or columns) of the output, taken in order each
- * by the least loaded thread (as the dynamic schedule does).  What a
+ * by the least loaded thread (about what run_items's shares and their
+ * stealing give threads of one speed).  What a
  * block costs besides its products, measured at one thread by calling
  * the blocks in turn (min of 200, AVX-512, ten shapes): a block of rows
  * packs all of B again, 5 to 13 rows' products (1024 x 512 x 128 in 8
  * row blocks: +7%; 128 x 128 x 1024 in 8: +52%); a block of columns
- * reads all of A again, 2 to 6 columns' products, and transposed A
- * (the kernel gradients' dy^T x) about M / 50 (512 x 128 x 1024 in 4
- * column blocks: +31%); and every block is a call (~1 us). */
+ * reads all of A again, 2 to 6 columns' products (4 counted), and
+ * transposed A (the kernel gradients' dy^T x) about 2 + M / 64 (512 x 128
+ * x 1024 in 4 column blocks: +31%); and every block is a call (~1 us). */
 static double gemm_span(const gemm_job *j, int by_cols, int64_t step, int threads)
 {
     const double M = j->M, N = j->N, K = j->K, ext = by_cols ? N : M;
@@ -841,7 +843,7 @@ static void gemm_run(gemm_job *j)
          * in whichever block it lies (tests/runtime/test_gemm.c checks
          * row and column splits).  At one thread one call.  Else about
          * one block per GEMM_BLOCK_FLOPS, at least one per thread (and
-         * GEMM_MIN_BLOCK_FLOPS each), by rows in whole 6-row register
+         * GEMM_MIN_BLOCK_FLOPS each, at most NNC_MAX_ITEMS), by rows in whole 6-row register
          * blocks or by columns in whole 32-column panels, whichever ends
          * sooner on these threads: by the longer side in 48-row steps, a
          * 128 x 128 product ran 48 + 32 rows on one thread against 48
@@ -880,11 +882,10 @@ static void gemm_run(gemm_job *j)
     const int ext = j->by_cols ? j->N : j->M;
     const double want = flops / GEMM_BLOCK_FLOPS;
     const int64_t blocks = want < 1 ? 1 : want > NNC_MAX_ITEMS ? NNC_MAX_ITEMS : (int64_t)want;
-    int step = (int)((ext + blocks - 1) / blocks);
-    const int unit = j->real8 ? 16 : j->by_cols ? 32 : 48;
-    step = (step + unit - 1) / unit * unit;
-    j->step = step > 0 ? step : 1;
-    j->blocks = (ext + j->step - 1) / j->step;
+    const int64_t unit = j->real8 ? 16 : j->by_cols ? 32 : 48;
+    const int64_t step = ((ext + blocks - 1) / blocks + unit - 1) / unit * unit;
+    j->step = step <= 0 ? 1 : step < ext ? (int)step : ext;
+    j->blocks = (int)(((int64_t)ext + j->step - 1) / j->step);
     if (j->blocks <= 1) {
         j->blocks = 1;
         j->step = ext > 0 ? ext : 1;
