@@ -11,6 +11,7 @@
  * one line on stderr, as is an unknown value.  Elsewhere than x86-64 it is
  * always generic.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,29 +38,38 @@ const char *nnc_isa_name(nnc_isa_kind k)
     return k >= NNC_ISA_GENERIC && k <= NNC_ISA_AVX512 ? names[k] : "?";
 }
 
-/* The choice, made on the first call: a plain int read by every kernel
- * call, written once (a race between two first calls writes the same
- * value twice). */
-static int chosen = -1;
+/* The choice, made on the first call and read by every kernel call: an
+ * atomic int, relaxed (a plain load on x86), because the first call may
+ * come from several threads at once (generated code built without the
+ * ISA copies first calls it inside a parallel region).  The first call
+ * to store its choice prints the NNC_ISA message, once. */
+static _Atomic int chosen = -1;
 
 nnc_isa_kind nnc_isa(void)
 {
-    if (chosen >= 0)
-        return (nnc_isa_kind)chosen;
+    const int c = atomic_load_explicit(&chosen, memory_order_relaxed);
+    if (c >= 0)
+        return (nnc_isa_kind)c;
     nnc_isa_kind cpu = cpu_isa(), k = cpu;
     const char *env = getenv("NNC_ISA");
+    int why = 0; /* 1: not a name, 2: more than the CPU has */
     if (env && *env) {
         int want = -1;
         for (int i = NNC_ISA_GENERIC; i <= NNC_ISA_AVX512; i++)
             if (!strcmp(env, nnc_isa_name((nnc_isa_kind)i)))
                 want = i;
         if (want < 0)
-            fprintf(stderr, "nnc: NNC_ISA=%s is not avx512, avx2 or generic; using %s\n", env, nnc_isa_name(cpu));
+            why = 1;
         else if (want > (int)cpu)
-            fprintf(stderr, "nnc: NNC_ISA=%s: this CPU has only %s; using it\n", env, nnc_isa_name(cpu));
+            why = 2;
         else
             k = (nnc_isa_kind)want;
     }
-    chosen = (int)k;
-    return k;
+    int none = -1;
+    if (atomic_compare_exchange_strong(&chosen, &none, (int)k) && why)
+        fprintf(stderr,
+                why == 1 ? "nnc: NNC_ISA=%s is not avx512, avx2 or generic; using %s\n"
+                         : "nnc: NNC_ISA=%s: this CPU has only %s; using it\n",
+                env, nnc_isa_name(cpu));
+    return (nnc_isa_kind)atomic_load_explicit(&chosen, memory_order_relaxed);
 }
