@@ -5,8 +5,8 @@
  * into a fixed list of work items, chosen from the shapes alone (never
  * from the thread count, except where any split gives the same bits:
  * gemm.c's blocks, max pools' planes), and each item computes the same
- * outputs with the same code whichever thread runs it.  The threads only decide who
- * runs which item.  Where items would add into one output (a kernel's
+ * outputs with the same code whichever thread runs it.  The threads only
+ * decide who runs which item.  Where items would add into one output (a kernel's
  * gradient, summed over the batch), each computes its own partial and the
  * partials are added in item order (run_ordered), never one partial
  * per thread.  So 1, 2, 3 or 8 threads give the same bits.
@@ -91,9 +91,8 @@ static int64_t part(int64_t total, int64_t n, int64_t i) { return total * i / n;
  * as generated loops' static schedules give it about the same part of
  * the batch (the same where T divides both), so that an image a thread
  * wrote in one call is mostly read by the same thread, from its own
- * cache, in the next.  (With a dynamic schedule,
- * half of lenet5's pool after conv1 came from the other core's cache and
- * did not scale.)  A thread that has run out takes items from the end of
+ * cache, in the next.  (With a dynamic schedule, half of lenet5's pool
+ * after conv1 came from the other core's cache and did not scale.)  A thread that has run out takes items from the end of
  * the others' shares, so that one the machine slows holds no one up.
  * A share is [next, end) in one atomic word: the owner takes `next`, a
  * thief `end - 1`, each by compare-and-swap. */
@@ -808,14 +807,14 @@ static void gemm_item(void *p, int64_t i, int slot)
 /* The time of gemm.c's blocks on `threads` threads, in multiply-adds:
  * blocks of `step` rows (or columns) of the output, taken in order each
  * by the least loaded thread (about what run_items's shares and their
- * stealing give threads of one speed).  What a
- * block costs besides its products, measured at one thread by calling
- * the blocks in turn (min of 200, AVX-512, ten shapes): a block of rows
- * packs all of B again, 5 to 13 rows' products (1024 x 512 x 128 in 8
- * row blocks: +7%; 128 x 128 x 1024 in 8: +52%); a block of columns
- * reads all of A again, 2 to 6 columns' products (4 counted), and
- * transposed A (the kernel gradients' dy^T x) about 2 + M / 64 (512 x 128
- * x 1024 in 4 column blocks: +31%); and every block is a call (~1 us). */
+ * stealing give threads of one speed).  What a block costs besides its
+ * products, measured at one thread by calling the blocks in turn (min of
+ * 200, AVX-512, ten shapes): a block of rows packs all of B again, 5 to
+ * 13 rows' products (1024 x 512 x 128 in 8 row blocks: +7%; 128 x 128 x
+ * 1024 in 8: +52%); a block of columns reads all of A again, 2 to 6
+ * columns' products (4 counted), and transposed A (the kernel gradients'
+ * dy^T x) about 2 + M / 64 (512 x 128 x 1024 in 4 column blocks: +31%);
+ * and every block is a call (~1 us). */
 static double gemm_span(const gemm_job *j, int by_cols, int64_t step, int threads)
 {
     const double M = j->M, N = j->N, K = j->K, ext = by_cols ? N : M;
@@ -843,9 +842,9 @@ static void gemm_run(gemm_job *j)
          * in whichever block it lies (tests/runtime/test_gemm.c checks
          * row and column splits).  At one thread one call.  Else about
          * one block per GEMM_BLOCK_FLOPS, at least one per thread (and
-         * GEMM_MIN_BLOCK_FLOPS each, at most NNC_MAX_ITEMS), by rows in whole 6-row register
-         * blocks or by columns in whole 32-column panels, whichever ends
-         * sooner on these threads: by the longer side in 48-row steps, a
+         * GEMM_MIN_BLOCK_FLOPS each, at most NNC_MAX_ITEMS), by rows in
+         * whole 6-row register blocks or by columns in whole 32-column
+         * panels, whichever ends sooner on these threads: by the longer side in 48-row steps, a
          * 128 x 128 product ran 48 + 32 rows on one thread against 48
          * (1.37x at 2 threads), and 1024 rows 4 x 144 against
          * 3 x 144 + 16. */
