@@ -809,7 +809,7 @@ static void gemm_item(void *p, int64_t i, int slot)
  * by the least loaded thread (about what run_items's shares and their
  * stealing give threads of one speed).  What a block costs besides its
  * products, measured at one thread by calling the blocks in turn (min of
- * 200, AVX-512, ten shapes): a block of rows packs all of B again, 5 to
+ * 200, AVX-512, nine shapes): a block of rows packs all of B again, 5 to
  * 13 rows' products (1024 x 512 x 128 in 8 row blocks: +7%; 128 x 128 x
  * 1024 in 8: +52%); a block of columns reads all of A again, 2 to 6
  * columns' products (4 counted), and transposed A (the kernel gradients'
