@@ -6,10 +6,10 @@
  * from the thread count, except where any split gives the same bits:
  * gemm.c's blocks, max pools' planes), and each item computes the same
  * outputs with the same code whichever thread runs it.  The threads only
- * decide who runs which item.  Where items would add into one output (a kernel's
- * gradient, summed over the batch), each computes its own partial and the
- * partials are added in item order (run_ordered), never one partial
- * per thread.  So 1, 2, 3 or 8 threads give the same bits.
+ * decide who runs which item.  Where items would add into one output (a
+ * kernel's gradient, summed over the batch), each computes its own
+ * partial and the partials are added in item order (run_ordered), never
+ * one partial per thread.  So 1, 2, 3 or 8 threads give the same bits.
  *
  * Threads are OpenMP's (libgomp).  The count is nnc_set_threads()'s, or
  * by default omp_get_max_threads(): OMP_NUM_THREADS, else every CPU the
@@ -92,8 +92,9 @@ static int64_t part(int64_t total, int64_t n, int64_t i) { return total * i / n;
  * the batch (the same where T divides both), so that an image a thread
  * wrote in one call is mostly read by the same thread, from its own
  * cache, in the next.  (With a dynamic schedule, half of lenet5's pool
- * after conv1 came from the other core's cache and did not scale.)  A thread that has run out takes items from the end of
- * the others' shares, so that one the machine slows holds no one up.
+ * after conv1 came from the other core's cache and did not scale.)  A
+ * thread that has run out takes items from the end of the others'
+ * shares, so that one the machine slows holds no one up.
  * A share is [next, end) in one atomic word: the owner takes `next`, a
  * thief `end - 1`, each by compare-and-swap. */
 #define SHARES_MAX 64
@@ -832,6 +833,12 @@ static double gemm_span(const gemm_job *j, int by_cols, int64_t step, int thread
     return span;
 }
 
+/* the step of `blocks` blocks of [0, ext) in whole `unit`s */
+static int64_t block_step(int64_t ext, int64_t blocks, int64_t unit)
+{
+    return ((ext + blocks - 1) / blocks + unit - 1) / unit * unit;
+}
+
 static void gemm_run(gemm_job *j)
 {
     const double flops = 2.0 * (double)j->K * (double)j->M * (double)j->N;
@@ -844,10 +851,10 @@ static void gemm_run(gemm_job *j)
          * one block per GEMM_BLOCK_FLOPS, at least one per thread (and
          * GEMM_MIN_BLOCK_FLOPS each, at most NNC_MAX_ITEMS), by rows in
          * whole 6-row register blocks or by columns in whole 32-column
-         * panels, whichever ends sooner on these threads: by the longer side in 48-row steps, a
-         * 128 x 128 product ran 48 + 32 rows on one thread against 48
-         * (1.37x at 2 threads), and 1024 rows 4 x 144 against
-         * 3 x 144 + 16. */
+         * panels, whichever ends sooner on these threads: by the longer
+         * side in 48-row steps, a 128 x 128 product ran 48 + 32 rows on
+         * one thread against 48 (1.37x at 2 threads), and 1024 rows
+         * 4 x 144 against 3 x 144 + 16. */
         double want = flops / GEMM_BLOCK_FLOPS;
         if (want < threads)
             want = threads;
@@ -860,7 +867,7 @@ static void gemm_run(gemm_job *j)
         j->step = j->M > 0 ? j->M : 1;
         for (int by_cols = 0; by_cols <= 1 && b > 1; by_cols++) {
             const int64_t ext = by_cols ? j->N : j->M, unit = by_cols ? 32 : 6;
-            const int64_t step = ((ext + b - 1) / b + unit - 1) / unit * unit;
+            const int64_t step = block_step(ext, b, unit);
             const double span = gemm_span(j, by_cols, step, tsim);
             if (step < ext && (best == 0 || span < best)) {
                 best = span;
@@ -881,8 +888,7 @@ static void gemm_run(gemm_job *j)
     const int ext = j->by_cols ? j->N : j->M;
     const double want = flops / GEMM_BLOCK_FLOPS;
     const int64_t blocks = want < 1 ? 1 : want > NNC_MAX_ITEMS ? NNC_MAX_ITEMS : (int64_t)want;
-    const int64_t unit = j->real8 ? 16 : j->by_cols ? 32 : 48;
-    const int64_t step = ((ext + blocks - 1) / blocks + unit - 1) / unit * unit;
+    const int64_t step = block_step(ext, blocks, j->real8 ? 16 : j->by_cols ? 32 : 48);
     j->step = step <= 0 ? 1 : step < ext ? (int)step : ext;
     j->blocks = (int)(((int64_t)ext + j->step - 1) / j->step);
     if (j->blocks <= 1) {
