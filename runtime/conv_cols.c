@@ -44,6 +44,10 @@
 
 #include "nnc_isa.h"
 
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
 /* One layer's geometry. */
 typedef struct {
     int64_t C, H, W, F, KH, KW, S, PD, OH, OW;
@@ -83,24 +87,30 @@ static void gemm_f32(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int 
 }
 
 #define R float
+#define R_F32 1
 #define GEMM gemm_f32
 #define GEMMT nnc_sgemm
 #define NAME(f) f##_f32
 #define NAME_STR(f) f "_f32"
 #include "conv_cols_tmpl.h"
+#undef COLS_PERM
 #undef R
+#undef R_F32
 #undef GEMM
 #undef GEMMT
 #undef NAME
 #undef NAME_STR
 
 #define R double
+#define R_F32 0
 #define GEMM cblas_dgemm
 #define GEMMT nnc_dgemm
 #define NAME(f) f##_f64
 #define NAME_STR(f) f "_f64"
 #include "conv_cols_tmpl.h"
+#undef COLS_PERM
 #undef R
+#undef R_F32
 #undef GEMM
 #undef GEMMT
 #undef NAME

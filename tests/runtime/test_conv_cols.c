@@ -307,6 +307,17 @@ int main(void)
     cols_case(&seed, 9, 3, 8, 8, 6, 3, 3, 1, 1);
     cols_case(&seed, 20, 7, 4, 4, 5, 1, 1, 1, 0);
     cols_case(&seed, 30, 4, 6, 6, 3, 3, 3, 2, 1);
+    /* the vector permutes of channels of at most 16 pixels (64 at
+     * AVX-512) into at most 16 columns (conv_cols_tmpl.h): resnet18's
+     * 8x8 -> 4x4 at stride 2, channels of 15 and 25 pixels and of 9 and
+     * 12 columns (vectors part full), a 7x7 kernel's 49 taps, and a
+     * 4x4 grid with a 1x1 kernel at stride 2 */
+    cols_case(&seed, 18, 5, 8, 8, 6, 3, 3, 2, 1);
+    cols_case(&seed, 19, 3, 3, 5, 4, 3, 3, 1, 1);
+    cols_case(&seed, 17, 2, 5, 5, 3, 3, 3, 2, 1);
+    cols_case(&seed, 17, 3, 4, 3, 2, 3, 3, 1, 1);
+    cols_case(&seed, 5, 2, 4, 4, 3, 7, 7, 1, 3);
+    cols_case(&seed, 20, 3, 8, 8, 4, 1, 1, 2, 0);
     no_examples();
     for (int which = 0; which < 3; which++)
         short_work(which);
