@@ -10,9 +10,49 @@
  * alike, so each gives the same bits.  Nothing here allocates.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "nnc_isa.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+
+/* Whether the CPU has PREFETCHW (cpuid 0x80000001 ECX bit 8: Broadwell,
+ * Zen and every AVX-512 CPU), asked once. */
+static int has_prefetchw(void)
+{
+    static _Atomic int known = -1;
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (k < 0) {
+        unsigned a, b, c, d;
+        k = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c >> 8 & 1u);
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k;
+}
+#define PREFETCHW(a) __asm__ volatile("prefetchw %0" ::"m"(*(const char *)(a)))
+#else
+static int has_prefetchw(void) { return 0; }
+#define PREFETCHW(a) ((void)(a))
+#endif
+
+/* The update runs in blocks of 64 params, each first asking for the
+ * cache lines of params 256 ahead in the exclusive state (PREFETCHW).
+ * With threads, the forward pass left every param's line shared with the
+ * other cores, and each store had to invalidate their copies first: Adam
+ * over lenet5's 61706 params, read by both threads before each step, took
+ * 0.047 ms at 2 threads against 0.029 unshared, 0.027 with the prefetch
+ * (medians of 300 steps, one process).  Elementwise, so the blocks change
+ * no bits. */
+#define PF_BLOCK 64
+#define PF_AHEAD 256
+static inline void prefetch_params(const float *p, size_t i0, size_t n, int pw)
+{
+    if (pw && i0 + PF_BLOCK + PF_AHEAD <= n)
+        for (int l = 0; l < PF_BLOCK; l += 16)
+            PREFETCHW(p + i0 + PF_AHEAD + l);
+}
 
 static void sgd_step(nnc_optim *o, float *p, const float *g)
 {
@@ -47,19 +87,24 @@ static void adam_step(nnc_optim *o, float *p, const float *g, int decoupled)
     const float one_minus_b1 = (float)(1.0 - (double)b1);
     const float one_minus_b2 = (float)(1.0 - (double)b2);
     const float decay = (float)(1.0 - (double)lr * (double)wd);
-    for (size_t i = 0; i < o->n; i++) {
-        float gi = g[i];
-        float pi = p[i];
-        if (decoupled)
-            pi = pi * decay; /* AdamW: p.mul_(1 - lr * wd) */
-        else if (wd != 0.0f)
-            gi = gi + wd * pi; /* Adam: grad.add(p, alpha=wd) */
-        float m = o->m[i] * b1 + gi * one_minus_b1;
-        float v = o->v[i] * b2 + gi * gi * one_minus_b2;
-        o->m[i] = m;
-        o->v[i] = v;
-        float denom = sqrtf(v) / bc2_sqrt + eps;
-        p[i] = pi - step_size * (m / denom);
+    const int pw = has_prefetchw();
+    for (size_t i0 = 0; i0 < o->n; i0 += PF_BLOCK) {
+        const size_t i1 = o->n - i0 < PF_BLOCK ? o->n : i0 + PF_BLOCK;
+        prefetch_params(p, i0, o->n, pw);
+        for (size_t i = i0; i < i1; i++) {
+            float gi = g[i];
+            float pi = p[i];
+            if (decoupled)
+                pi = pi * decay; /* AdamW: p.mul_(1 - lr * wd) */
+            else if (wd != 0.0f)
+                gi = gi + wd * pi; /* Adam: grad.add(p, alpha=wd) */
+            float m = o->m[i] * b1 + gi * one_minus_b1;
+            float v = o->v[i] * b2 + gi * gi * one_minus_b2;
+            o->m[i] = m;
+            o->v[i] = v;
+            float denom = sqrtf(v) / bc2_sqrt + eps;
+            p[i] = pi - step_size * (m / denom);
+        }
     }
 }
 
