@@ -206,8 +206,9 @@ static void NAME(tap_table)(const cgeom *g, int32_t *tab)
 #endif
 #define COLS_TAPS 49 /* up to 7x7 kernels */
 typedef struct {
-    int32_t idx[COLS_TAPS][COLS_PIXELS]; /* im2col: the pixel of column p (0 in the padding); col2im: the column of pixel q */
-    int32_t ok[COLS_TAPS][COLS_PIXELS];  /* -1 where that is a real one, else 0 */
+    int32_t idx[COLS_TAPS]
+               [COLS_PIXELS]; /* im2col: the pixel of column p (0 in the padding); col2im: the column of pixel q */
+    int32_t ok[COLS_TAPS][COLS_PIXELS]; /* -1 where that is a real one, else 0 */
 } cols_perm;
 
 static int cols_perm_fits(const cgeom *g)
@@ -233,7 +234,10 @@ static void cols_perm_make(const cgeom *g, const int32_t *tab, int inverse, cols
 }
 
 #if defined(__AVX512F__)
-static __mmask16 cols_mask(const int32_t *ok) { return _mm512_cmpneq_epi32_mask(_mm512_loadu_si512(ok), _mm512_setzero_si512()); }
+static __mmask16 cols_mask(const int32_t *ok)
+{
+    return _mm512_cmpneq_epi32_mask(_mm512_loadu_si512(ok), _mm512_setzero_si512());
+}
 static __mmask16 cols_first(int64_t n) { return (__mmask16)(n >= 16 ? 0xFFFF : n <= 0 ? 0 : (1u << n) - 1); }
 #endif
 
@@ -242,7 +246,8 @@ static void cols_perm_im2col(const cgeom *g, const cols_perm *pm, const float *i
 {
     const int64_t HW = g->H * g->W, P = g->P, T = g->KH * g->KW;
 #if defined(__AVX512F__)
-    const __m512 X0 = _mm512_maskz_loadu_ps(cols_first(HW), ic), X1 = _mm512_maskz_loadu_ps(cols_first(HW - 16), ic + 16);
+    const __m512 X0 = _mm512_maskz_loadu_ps(cols_first(HW), ic),
+                 X1 = _mm512_maskz_loadu_ps(cols_first(HW - 16), ic + 16);
     const __m512 X2 = _mm512_maskz_loadu_ps(cols_first(HW - 32), ic + 32);
     const __m512 X3 = _mm512_maskz_loadu_ps(cols_first(HW - 48), ic + 48);
     const __mmask16 out = cols_first(P);
@@ -252,8 +257,8 @@ static void cols_perm_im2col(const cgeom *g, const cols_perm *pm, const float *i
         if (HW <= 16)
             v = _mm512_permutexvar_ps(i, X0);
         else /* pixels 0-31 from X0:X1, 32-63 from X2:X3 */
-            v = _mm512_mask_blend_ps(_mm512_cmpgt_epi32_mask(i, _mm512_set1_epi32(31)), _mm512_permutex2var_ps(X0, i, X1),
-                                     _mm512_permutex2var_ps(X2, i, X3));
+            v = _mm512_mask_blend_ps(_mm512_cmpgt_epi32_mask(i, _mm512_set1_epi32(31)),
+                                     _mm512_permutex2var_ps(X0, i, X1), _mm512_permutex2var_ps(X2, i, X3));
         _mm512_mask_storeu_ps(crow + t * L, out, _mm512_maskz_mov_ps(cols_mask(pm->ok[t]), v));
     }
 #else
@@ -440,8 +445,8 @@ static void NAME(cols_data_grouped)(const cgeom *g, int64_t N, const R *dy, cons
 static void NAME(cols_filter_grouped)(const cgeom *g, int64_t N, const R *dy, const R *x, R *dw, R *work)
 {
     const int64_t F = g->F, P = g->P, CKK = g->CKK, G = g->G;
-    R *const col = work, *const dyg = work + CKK * G * P; /* [CKK][L], [F][L] (then dWᵀ's room, unused here) */
-    int32_t *const tab = (int32_t *)(dyg + F * G * P + CKK * F);
+    R *const col = work, *const dyg = work + CKK * G * P, *const dwt = dyg + F * G * P; /* [CKK][L], [F][L], [CKK][F] */
+    int32_t *const tab = (int32_t *)(dwt + CKK * F);
     NAME(tap_table)(g, tab);
     if (N <= 0) {
         memset(dw, 0, sizeof(R) * (size_t)(F * CKK));
@@ -451,13 +456,25 @@ static void NAME(cols_filter_grouped)(const cgeom *g, int64_t N, const R *dy, co
         const int64_t gn = N - b0 < G ? N - b0 : G, L = gn * P;
         NAME(im2col_group)(g, gn, tab, x + b0 * g->C * g->H * g->W, col);
         NAME(gather_group)(g, gn, dy + b0 * F * P, dyg);
-        /* dW [F][CKK] = (+=) dyg colᵀ, the first group setting it: the
-         * products of dWᵀ = col dygᵀ (gemm.c sums each output in k order
-         * either way, so the same bits) without its transpose, which read
-         * dWᵀ a float per cache line (2% of resnet18's step at 1 thread) */
+#if COLS_PERM
+        /* gemm.c's (AVX2, AVX-512): dW [F][CKK] = (+=) dyg colᵀ, the
+         * first group setting it.  The same products as dWᵀ's below, each
+         * output summed in k order either way (so the same bits), ~5%
+         * slower, but without dWᵀ's transpose, which read a float per
+         * cache line: 2% of resnet18's step at 1 thread. */
+        (void)dwt;
         GEMMT(CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)L, (R)1, dyg, (int)L, col, (int)L, b0 ? (R)1 : (R)0, dw,
               (int)CKK);
+#else
+        /* BLAS's: dWᵀ [CKK][F] = (+=) col dygᵀ, the shape OpenBLAS runs
+         * faster (docs/decisions.md), then one transpose */
+        GEMMT(CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)L, (R)1, col, (int)L, dyg, (int)L, b0 ? (R)1 : (R)0, dwt,
+              (int)F);
+#endif
     }
+#if !COLS_PERM
+    NAME(dw_from_t)(F, CKK, dwt, dw);
+#endif
 }
 
 void NNC_ISA_FN(NAME(nnc_conv2d_cols))(int64_t N, const R *x, const R *w, R *y, int64_t C, int64_t H, int64_t W,
