@@ -206,9 +206,10 @@ static void NAME(tap_table)(const cgeom *g, int32_t *tab)
 #endif
 #define COLS_TAPS 49 /* up to 7x7 kernels */
 typedef struct {
-    int32_t idx[COLS_TAPS]
-               [COLS_PIXELS]; /* im2col: the pixel of column p (0 in the padding); col2im: the column of pixel q */
-    int32_t ok[COLS_TAPS][COLS_PIXELS]; /* -1 where that is a real one, else 0 */
+    /* im2col: the pixel of column p (0 in the padding); col2im: the
+     * column of pixel q; ok: -1 where that is a real one, else 0 */
+    int32_t idx[COLS_TAPS][COLS_PIXELS];
+    int32_t ok[COLS_TAPS][COLS_PIXELS];
 } cols_perm;
 
 static int cols_perm_fits(const cgeom *g)
