@@ -240,6 +240,20 @@ static __mmask16 cols_mask(const int32_t *ok)
     return _mm512_cmpneq_epi32_mask(_mm512_loadu_si512(ok), _mm512_setzero_si512());
 }
 static __mmask16 cols_first(int64_t n) { return (__mmask16)(n >= 16 ? 0xFFFF : n <= 0 ? 0 : (1u << n) - 1); }
+#else
+/* AVX2: the first n of 8 lanes, as maskload/maskstore's mask */
+static __m256i cols_first(int64_t n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+/* lanes i (0-15) of lo:hi, zeroed where ok is 0 */
+static __m256 cols_pick(__m256 lo, __m256 hi, const int32_t *idx, const int32_t *ok)
+{
+    const __m256i i = _mm256_loadu_si256((const __m256i *)idx);
+    const __m256 v = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i), _mm256_permutevar8x32_ps(hi, i),
+                                      _mm256_castsi256_ps(_mm256_cmpgt_epi32(i, _mm256_set1_epi32(7))));
+    return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)ok)));
+}
 #endif
 
 /* the T taps' rows (P columns each, pitch L) of one channel ic */
@@ -263,19 +277,14 @@ static void cols_perm_im2col(const cgeom *g, const cols_perm *pm, const float *i
         _mm512_mask_storeu_ps(crow + t * L, out, _mm512_maskz_mov_ps(cols_mask(pm->ok[t]), v));
     }
 #else
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), seven = _mm256_set1_epi32(7);
-    const __m256 X0 = _mm256_maskload_ps(ic, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)HW), lanes));
-    const __m256 X1 = _mm256_maskload_ps(ic + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)HW - 8), lanes));
+    const __m256 X0 = _mm256_maskload_ps(ic, cols_first(HW)), X1 = _mm256_maskload_ps(ic + 8, cols_first(HW - 8));
     for (int64_t t = 0; t < T; t++)
         for (int64_t h = 0; h < P; h += 8) {
-            const __m256i i = _mm256_loadu_si256((const __m256i *)(pm->idx[t] + h));
-            const __m256 hi = _mm256_castsi256_ps(_mm256_cmpgt_epi32(i, seven));
-            __m256 v = _mm256_blendv_ps(_mm256_permutevar8x32_ps(X0, i), _mm256_permutevar8x32_ps(X1, i), hi);
-            v = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(pm->ok[t] + h))));
+            const __m256 v = cols_pick(X0, X1, pm->idx[t] + h, pm->ok[t] + h);
             if (P - h >= 8)
                 _mm256_storeu_ps(crow + t * L + h, v);
             else
-                _mm256_maskstore_ps(crow + t * L + h, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(P - h)), lanes), v);
+                _mm256_maskstore_ps(crow + t * L + h, cols_first(P - h), v);
         }
 #endif
 }
@@ -296,23 +305,17 @@ static void cols_perm_col2im(const cgeom *g, const cols_perm *pm, const float *c
         _mm512_mask_storeu_ps(ic + q0, cols_first(HW - q0), acc);
     }
 #else
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), seven = _mm256_set1_epi32(7);
-    const __m256i in0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)P), lanes);
-    const __m256i in1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)P - 8), lanes);
+    const __m256i in0 = cols_first(P), in1 = cols_first(P - 8);
     for (int64_t q0 = 0; q0 < HW; q0 += 8) {
         __m256 acc = _mm256_setzero_ps();
         for (int64_t t = 0; t < T; t++) {
             const __m256 r0 = _mm256_maskload_ps(crow + t * L, in0), r1 = _mm256_maskload_ps(crow + t * L + 8, in1);
-            const __m256i i = _mm256_loadu_si256((const __m256i *)(pm->idx[t] + q0));
-            __m256 v = _mm256_blendv_ps(_mm256_permutevar8x32_ps(r0, i), _mm256_permutevar8x32_ps(r1, i),
-                                        _mm256_castsi256_ps(_mm256_cmpgt_epi32(i, seven)));
-            v = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(pm->ok[t] + q0))));
-            acc = _mm256_add_ps(acc, v);
+            acc = _mm256_add_ps(acc, cols_pick(r0, r1, pm->idx[t] + q0, pm->ok[t] + q0));
         }
         if (HW - q0 >= 8)
             _mm256_storeu_ps(ic + q0, acc);
         else
-            _mm256_maskstore_ps(ic + q0, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(HW - q0)), lanes), acc);
+            _mm256_maskstore_ps(ic + q0, cols_first(HW - q0), acc);
     }
 #endif
 }
