@@ -43,6 +43,9 @@
  * the columns won or tied from F = 64 at 1.78-1.96x).  At stride 2 it
  * goes by dx's 4 phases (not for 1x1, where 3 of them are zeros): ~1.1 ms
  * for each of resnet_small's two layers against ~2.3 for the columns.
+ * Grids under 64 positions go to the columns, but for 3x3 layers of 32+
+ * channels on 4x4 images, whose three passes Winograd does 1.4-1.7x as
+ * fast (docs/decisions.md).
  * Double precision (the gradient checks) always takes the columns.
  */
 #include "kernel.h"
@@ -93,8 +96,9 @@ static void choose(IrNode *n, const Graph *g, int f64)
     default: direct = direct_ok && KH * KW > 1; break; /* the kernel's gradient */
     }
     /* output grids under 64 positions go to the columns, G images to a
-     * GEMM (nnc_conv_small_grid, nnc_conv_cols_group) */
-    if (nnc_conv_small_grid(y.d[2], y.d[3]))
+     * GEMM (nnc_conv_small_grid, nnc_conv_cols_group), but for
+     * Winograd's 4x4 layers (nnc_conv_wino: each pass, C and F alike) */
+    if (nnc_conv_small_grid(y.d[2], y.d[3]) && !(n->stride == 1 && nnc_conv_wino(C, H, W, F, KH, KW, pad)))
         direct = 0;
     n->kernel = gemm ? KERNEL_GEMM : direct ? KERNEL_DIRECT : KERNEL_COLUMNS;
     /* the work of that kernel (the columns': none for gemm's forward pass

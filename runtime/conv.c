@@ -23,8 +23,8 @@
  * at the grid's end: per tap 6 loads and MR broadcasts feed 6 MR FMAs.
  * The backward pass for the data is the same kernel: dx is dy,
  * padded by K - 1 - p, correlated with the flipped, channel-transposed
- * kernel.  3x3 layers on 8x8 and 16x16 images of 32 or more channels go
- * by Winograd's F(2x2, 3x3) instead (below), at AVX-512 and at AVX2.
+ * kernel.  3x3 layers on 4x4, 8x8 and 16x16 images of 32 or more channels
+ * go by Winograd's F(2x2, 3x3) instead (below), at AVX-512 and at AVX2.
  *
  * The vectors are GCC/clang vector extensions: 16 floats, AVX-512, in
  * the runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), and 8
@@ -478,7 +478,7 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
     }
 }
 
-/* ---- Winograd F(2x2, 3x3) for 8x8 and 16x16 images ---------------------------
+/* ---- Winograd F(2x2, 3x3) for 4x4, 8x8 and 16x16 images ----------------------
  *
  * resnet_small's last two stages (32 channels of 16x16, 64 of 8x8, three
  * 3x3 layers each) cost as much as the first while their images are
@@ -536,7 +536,16 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
  * gradient even (1.36 against 1.37-1.48).  A first version that gathered
  * the 16x16 tiles ran slower than the direct kernel; 32x32 layers of 16
  * channels (resnet_small's first stage) are left to the direct kernel,
- * whose products there would be only 16 deep (docs/decisions.md). */
+ * whose products there would be only 16 deep (docs/decisions.md).
+ *
+ * 4x4 images (resnet18's last stage) are 4 tiles each, 16 examples a
+ * block.  At AVX-512 four such images are the 4 registers that an 8x8
+ * image is, so wino_in is the same permutes with other tables; an
+ * image's output is two permutes and a blend.  At AVX2 a vector of tiles
+ * is two examples', each tile element gathered (wino_in4), the outputs
+ * unpacked.  Their weights outweigh their tiles (U is 16 C F floats),
+ * so threads.c splits them by output channels
+ * (nnc_conv2d_wino_part_f32). */
 #if defined(__AVX512F__) || CONV_AVX2
 /* The 16 planes (one per transform position) of U, V, M and the kernel
  * gradient's buffers are NNC_WINO_PAD floats longer than their contents:
@@ -640,6 +649,21 @@ static inline void wino_gt(wv u0, wv u1, wv u2, wv u3, wv w[3]) /* Gᵀ u, the a
     w[2] = p + u3;
 }
 
+/* Bᵀ d B for a vector of tiles whose element (r, k) is d[r][k], into the
+ * 16 planes (`plane` floats apart) from vp */
+static inline void wino_btdb(wv d[4][4], float *vp, int64_t plane)
+{
+    wv t[4][4]; /* Bᵀ d by columns: t[k][i] */
+    for (int k = 0; k < 4; k++)
+        wino_bt(d[0][k], d[1][k], d[2][k], d[3][k], t[k]);
+    for (int i = 0; i < 4; i++) {
+        wv u[4];
+        wino_bt(t[0][i], t[1][i], t[2][i], t[3][i], u);
+        for (int j = 0; j < 4; j++)
+            WSTORE(vp + (i * 4 + j) * plane, u[j]);
+    }
+}
+
 /* M[o0 .. o0+mr][64] = sum over c of U[c][o] V[c][..]: nv vectors of tiles
  * (V and M: from the block's first vector) */
 static inline __attribute__((always_inline)) void wino_mm(const float *V, const float *U, float *M, int64_t C,
@@ -736,9 +760,9 @@ static wino_fmm_fn *const wino_fmms[WFNV][WFMR + 1] = {WINO_ROW6(wino_fmm, 1), W
 static inline __mmask16 wino_lanes(int64_t n) { return (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1); }
 
 /* U[16][C][F] = G g Gᵀ for g = w[o][c] (flip: g = w[c][o] rotated by 180
- * degrees, w being [C][F][3][3]: the data gradient's kernel), 16 output
- * channels at a time */
-static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U)
+ * degrees, w being [C][ldw][3][3], ldw >= F: the data gradient's kernel),
+ * 16 output channels at a time */
+static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, int64_t ldw, float *U)
 {
     const int32_t stride = (int32_t)(flip ? 9 : C * 9);
     int32_t ix[16];
@@ -748,7 +772,7 @@ static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U
     for (int64_t c = 0; c < C; c++)
         for (int64_t o0 = 0; o0 < F; o0 += 16) {
             const __mmask16 k = wino_lanes(F - o0);
-            const float *w0 = flip ? w + (c * F + o0) * 9 : w + (o0 * C + c) * 9;
+            const float *w0 = flip ? w + (c * ldw + o0) * 9 : w + (o0 * C + c) * 9;
             __m512 g[3][3];
             for (int t = 0; t < 9; t++) {
                 const int ky = flip ? 2 - t / 3 : t / 3, kx = flip ? 2 - t % 3 : t % 3;
@@ -776,6 +800,16 @@ static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U
 typedef struct {
     __m512i in_idx[16], out_idx[4];
     __mmask16 in_lo[16], in_hi[16];
+    /* 4x4 (wino_in, wino_out): a vector of tiles is 4 examples' 4 tiles,
+     * lane l = 4 g + 2 ty + tx (wino_lane); element (r, k) of example g's
+     * tile is its pixel e = (2 ty + r - 1) 4 + 2 tx + k - 1 where that is
+     * inside: lane e of X[g], X[0]:X[1] for g < 2 (in4_lo) and X[2]:X[3]
+     * after (in4_hi).  Out: example g's pixel (row, col) is element (row %
+     * 2, col % 2) of tile (row / 2, col / 2): lane 4 g + 2 (row / 2) + col /
+     * 2 of out[2 (row % 2) + col % 2], picked from out[0]:out[1] (rows 0, 2)
+     * or out[2]:out[3] (rows 1, 3, lanes 0xF0F0) */
+    __m512i in4_idx[16], out4_idx[4];
+    __mmask16 in4_lo[16], in4_hi[16];
     /* 16x16 (wino_in16, wino's output): a tile vector is 2 tile rows of 8; a
      * row transform's 16 columns of tile rows a:b split into even columns
      * (ev), odd ones (od), odd ones one tile back (od1: column 2 tx - 1,
@@ -799,6 +833,22 @@ static void wino_tables(wino_tab *tb)
         }
         tb->in_idx[rk] = _mm512_loadu_si512(ix);
         tb->in_lo[rk] = (__mmask16)lo, tb->in_hi[rk] = (__mmask16)hi;
+        lo = hi = 0;
+        for (int l = 0; l < 16; l++) {
+            const int g = l / 4, R = 2 * (l % 4 / 2) + rk / 4 - 1, Cc = 2 * (l % 2) + rk % 4 - 1;
+            const int in = R >= 0 && R < 4 && Cc >= 0 && Cc < 4;
+            ix[l] = in ? g % 2 * 16 + R * 4 + Cc : 0;
+            lo |= (unsigned)(in && g < 2) << l;
+            hi |= (unsigned)(in && g >= 2) << l;
+        }
+        tb->in4_idx[rk] = _mm512_loadu_si512(ix);
+        tb->in4_lo[rk] = (__mmask16)lo, tb->in4_hi[rk] = (__mmask16)hi;
+    }
+    for (int g = 0; g < 4; g++) {
+        int32_t ix[16];
+        for (int e = 0; e < 16; e++)
+            ix[e] = e % 2 * 16 + 4 * g + 2 * (e / 8) + e % 4 / 2;
+        tb->out4_idx[g] = _mm512_loadu_si512(ix);
     }
     for (int m = 0; m < 4; m++) {
         int32_t ix[16];
@@ -857,45 +907,41 @@ static int wino_in16(const wino_tab *tb, const float *x, int64_t C, float *V)
     return inf != 0;
 }
 
-/* V[16][C][64] lanes 16 bi .. for the nb images x[0..nb][C][8][8] (S = 8),
- * all 64 for one x[C][16][16] (S = 16): Bᵀ d B.  Returns whether x held
- * an infinity ("Infinities"). */
+/* V[16][C][64] lanes 16 bi .. for the nb images x[0..nb][C][8][8] (S = 8:
+ * X the image's 4 vectors), or for 4 of the nb images x[0..nb][C][4][4]
+ * (S = 4: X one vector of each, 0 past nb), all 64 for one x[C][16][16]
+ * (S = 16): Bᵀ d B.  Returns whether x held an infinity ("Infinities"). */
 static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_t S, float *V)
 {
     if (S == 16)
         return wino_in16(tb, x, C, V);
+    const int four = S == 4;
+    const __m512i *idx = four ? tb->in4_idx : tb->in_idx;
+    const __mmask16 *lo = four ? tb->in4_lo : tb->in_lo, *hi = four ? tb->in4_hi : tb->in_hi;
     __mmask16 inf = 0;
-    for (int bi = 0; bi < nb; bi++)
+    for (int bi = 0; bi < (four ? (nb + 3) / 4 : nb); bi++)
         for (int64_t c = 0; c < C; c++) {
-            const float *src = x + (bi * C + c) * 64;
-            const __m512 X0 = _mm512_loadu_ps(src), X1 = _mm512_loadu_ps(src + 16);
-            const __m512 X2 = _mm512_loadu_ps(src + 32), X3 = _mm512_loadu_ps(src + 48);
-            inf |= _mm512_fpclass_ps_mask(X0, 0x18) | _mm512_fpclass_ps_mask(X1, 0x18) |
-                _mm512_fpclass_ps_mask(X2, 0x18) | _mm512_fpclass_ps_mask(X3, 0x18);
-            __m512 d[4][4], t[4][4]; /* t by columns: t[k][i] */
-            for (int rk = 0; rk < 16; rk++)
-                d[rk / 4][rk % 4] =
-                    _mm512_mask_mov_ps(_mm512_maskz_permutex2var_ps(tb->in_lo[rk], X0, tb->in_idx[rk], X1),
-                                       tb->in_hi[rk], _mm512_permutex2var_ps(X2, tb->in_idx[rk], X3));
-            for (int k = 0; k < 4; k++)
-                wino_bt(d[0][k], d[1][k], d[2][k], d[3][k], t[k]);
-            float *vp = V + c * 64 + bi * 16;
-            for (int i = 0; i < 4; i++) {
-                __m512 u[4];
-                wino_bt(t[0][i], t[1][i], t[2][i], t[3][i], u);
-                for (int j = 0; j < 4; j++)
-                    _mm512_storeu_ps(vp + (i * 4 + j) * PLANE(C * 64), u[j]);
+            __m512 X[4];
+            for (int g = 0; g < 4; g++) {
+                const int64_t e = four ? 4 * bi + g : bi; /* the example */
+                X[g] = e < nb ? _mm512_loadu_ps(x + (e * C + c) * S * S + (four ? 0 : 16 * g)) : _mm512_setzero_ps();
+                inf |= _mm512_fpclass_ps_mask(X[g], 0x18);
             }
+            __m512 d[4][4];
+            for (int rk = 0; rk < 16; rk++)
+                d[rk / 4][rk % 4] = _mm512_mask_mov_ps(_mm512_maskz_permutex2var_ps(lo[rk], X[0], idx[rk], X[1]),
+                                                       hi[rk], _mm512_permutex2var_ps(X[2], idx[rk], X[3]));
+            wino_btdb(d, V + c * 64 + bi * 16, PLANE(C * 64));
         }
     return inf != 0;
 }
 
-/* y[nb][F][S][S] (+ bias, relu, + add[nb][F][S][S]: as conv_direct) = Aᵀ M
- * A from the block's M [16][F][64] */
-static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t S, int nb, float *y, const float *bias,
-                     int relu, const float *add)
+/* y[nb][Fy][S][S] channels 0 .. F (+ bias, relu, + add[nb][Fy][S][S]: as
+ * conv_direct) = Aᵀ M A from the block's M [16][F][64] */
+static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, int64_t S, int nb, float *y,
+                     const float *bias, int relu, const float *add)
 {
-    const int nv = S == 8 ? nb : 4;
+    const int nv = S == 4 ? (nb + 3) / 4 : S == 8 ? nb : 4;
     for (int bi = 0; bi < nv; bi++) /* bi: a tile vector */
         for (int64_t o = 0; o < F; o++) {
             const float *mp = M + o * 64 + bi * 16;
@@ -906,11 +952,16 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t S, i
                         s[k]);
             for (int i = 0; i < 2; i++)
                 wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
-            /* 8x8: example bi, all its 4 vectors; 16x16: rows 4 bi .. 4 bi + 3 */
-            const int64_t at = S == 8 ? (bi * F + o) * 64 : o * 256 + 64 * bi;
-            for (int m = 0; m < 4; m++) {
+            /* 8x8: example bi, all its 4 vectors; 16x16: rows 4 bi .. 4 bi +
+             * 3; 4x4: examples 4 bi .. 4 bi + 3 (as many as there are) */
+            const int64_t at = S == 4 ? (4 * bi * Fy + o) * 16 : S == 8 ? (bi * Fy + o) * 64 : o * 256 + 64 * bi;
+            const int nm = S == 4 && nb - 4 * bi < 4 ? nb - 4 * bi : 4;
+            for (int m = 0; m < nm; m++) {
                 __m512 v;
-                if (S == 8)
+                if (S == 4)
+                    v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], tb->out4_idx[m], out[1]), 0xF0F0,
+                                           _mm512_permutex2var_ps(out[2], tb->out4_idx[m], out[3]));
+                else if (S == 8)
                     v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], tb->out_idx[m], out[1]), 0xFF00,
                                            _mm512_permutex2var_ps(out[2], tb->out_idx[m], out[3]));
                 else /* row 4 bi + m: tile row 2 bi + m / 2, its row m % 2: out[2 (m % 2)], out[2 (m % 2) + 1] */
@@ -919,41 +970,20 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t S, i
                     v = _mm512_add_ps(v, _mm512_set1_ps(bias[o]));
                 if (relu) /* v > 0 ? v : 0, NaN and -0 to +0 */
                     v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+                /* the example's next output channel, or the next 16 outputs */
+                const int64_t p = at + (S == 4 ? Fy * 16 : 16) * m;
                 if (add)
-                    v = _mm512_add_ps(v, _mm512_loadu_ps(add + at + 16 * m));
-                _mm512_storeu_ps(y + at + 16 * m, v);
+                    v = _mm512_add_ps(v, _mm512_loadu_ps(add + p));
+                _mm512_storeu_ps(y + p, v);
             }
         }
 }
 
 /* the lane of V (and row of Z) that holds tile (ty, tx) of the block's
- * example bi: tiles in row order, 16 an 8x8 example */
-static inline int64_t wino_lane(int64_t S, int64_t bi, int64_t ty, int64_t tx) { return bi * 16 + ty * (S / 2) + tx; }
-
-/* dw[F][C][3][3] = Gᵀ dU G from dU [16][C][Fp], 16 output channels at a
- * time */
-static void wino_dw(const float *dU, float *dw, int64_t C, int64_t F, int64_t Fp)
+ * example bi: tiles in row order, 16 an 8x8 example, 4 a 4x4 one */
+static inline int64_t wino_lane(int64_t S, int64_t bi, int64_t ty, int64_t tx)
 {
-    int32_t ix[16];
-    for (int l = 0; l < 16; l++)
-        ix[l] = (int32_t)(l * C * 9);
-    const __m512i wt = _mm512_loadu_si512(ix);
-    for (int64_t c = 0; c < C; c++)
-        for (int64_t o0 = 0; o0 < F; o0 += 16) {
-            const __mmask16 k = wino_lanes(F - o0);
-            __m512 u[4][4], r[4][3]; /* Gᵀ dU by columns: r[j][a] */
-            for (int xi = 0; xi < 16; xi++)
-                u[xi / 4][xi % 4] = _mm512_loadu_ps(dU + xi * PLANE(C * Fp) + c * Fp + o0);
-            for (int j = 0; j < 4; j++)
-                wino_gt(u[0][j], u[1][j], u[2][j], u[3][j], r[j]);
-            float *d0 = dw + (o0 * C + c) * 9;
-            for (int a = 0; a < 3; a++) {
-                __m512 q[3];
-                wino_gt(r[0][a], r[1][a], r[2][a], r[3][a], q);
-                for (int b = 0; b < 3; b++)
-                    _mm512_mask_i32scatter_ps(d0 + a * 3 + b, k, wt, q[b], 4);
-            }
-        }
+    return bi * (S * S / 4) + ty * (S / 2) + tx;
 }
 
 #else
@@ -974,23 +1004,25 @@ static void wino_tables(wino_tab *tb) { (void)tb; }
  * the block's example bi, in V and in Z. */
 static inline int64_t wino_lane(int64_t S, int64_t bi, int64_t ty, int64_t tx)
 {
+    if (S == 4) /* 4x4: two examples a vector, each its 4 tiles in row order */
+        return 4 * bi + 2 * ty + tx;
     return 8 * (bi * (S * S / 32) + ty / 2 * (S / 8) + tx / 4) + 4 * (tx % 4 / 2) + 2 * (ty % 2) + tx % 2;
 }
 
 /* U[16][C][F] = G g Gᵀ for g = w[o][c] (flip: g = w[c][o] rotated by 180
- * degrees, w being [C][F][3][3]: the data gradient's kernel), 8 output
+ * degrees, w being [C][ldw][3][3]: the data gradient's kernel), 8 output
  * channels at a time: gathers masked to the F - o0 there are, and so are
  * the stores of the last block only (vmaskmovps stores made the whole
  * transform 3x slower on the Zen 4 measured: 13 against 4 ns per (c, o),
  * 210 us a call for 128 channels) */
-static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U)
+static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, int64_t ldw, float *U)
 {
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i idx = _mm256_mullo_epi32(iota, _mm256_set1_epi32((int32_t)(flip ? 9 : C * 9)));
     for (int64_t o0 = 0; o0 < F; o0 += 8) {
         const __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(F - o0 < 8 ? F - o0 : 8)), iota);
         for (int64_t c = 0; c < C; c++) {
-            const float *w0 = flip ? w + (c * F + o0) * 9 : w + (o0 * C + c) * 9;
+            const float *w0 = flip ? w + (c * ldw + o0) * 9 : w + (o0 * C + c) * 9;
             wv g[3][3];
             for (int t = 0; t < 9; t++) {
                 const int ky = flip ? 2 - t / 3 : t / 3, kx = flip ? 2 - t % 3 : t % 3;
@@ -1028,9 +1060,12 @@ static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U
  * _mm256_shuffle_ps of tile row 2q's and 2q+1's result takes the even or
  * the odd lanes of both into a vector of tiles (wino_lane).  Returns
  * whether x held an infinity ("Infinities"). */
+static int wino_in4(const float *x, int nb, int64_t C, float *V);
 static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_t S, float *V)
 {
     (void)tb;
+    if (S == 4)
+        return wino_in4(x, nb, C, V);
     const __m256i left = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6), right = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
     const int64_t hw = S / 8, tv = S * S / 32; /* vectors of 8 columns a row; tile vectors an example */
     winf inf = WINF_NONE;
@@ -1076,18 +1111,69 @@ static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_
     return winf_any(inf);
 }
 
+/* V[16][C][64] for the nb (at most 16) images x[0..nb][C][4][4]: a
+ * vector of tiles is examples 2 v and 2 v + 1 (wino_lane), its element
+ * (r, k) gathered, tile (ty, tx) of example g taking pixel (2 ty + r - 1,
+ * 2 tx + k - 1), masked to 0 outside the image and past nb.  A 4x4 image
+ * is two vectors, its tiles 4 lanes: the gathers (16 a vector of tiles)
+ * cost little beside the products, whose F FMAs a lane are 24 or more
+ * vectors. */
+static int wino_in4(const float *x, int nb, int64_t C, float *V)
+{
+    __m256i idx[16], in[16];
+    for (int rk = 0; rk < 16; rk++) {
+        int32_t ix[8], m[8];
+        for (int l = 0; l < 8; l++) {
+            const int g = l / 4, R = 2 * (l % 4 / 2) + rk / 4 - 1, Cc = 2 * (l % 2) + rk % 4 - 1;
+            const int inside = R >= 0 && R < 4 && Cc >= 0 && Cc < 4;
+            ix[l] = inside ? (int32_t)(g * C * 16) + R * 4 + Cc : 0;
+            m[l] = inside ? -1 : 0;
+        }
+        idx[rk] = _mm256_loadu_si256((const __m256i *)ix), in[rk] = _mm256_loadu_si256((const __m256i *)m);
+    }
+    const __m256i first = _mm256_setr_epi32(-1, -1, -1, -1, 0, 0, 0, 0); /* example 2 v alone */
+    winf inf = WINF_NONE;
+    for (int v = 0; 2 * v < nb; v++) {
+        const int two = 2 * v + 1 < nb;
+        for (int64_t c = 0; c < C; c++) {
+            const float *src = x + (2 * v * C + c) * 16;
+            for (int g = 0; g <= two; g++)
+                inf = winf_or(inf, winf_or(winf_of(WLOAD(src + g * C * 16)), winf_of(WLOAD(src + g * C * 16 + 8))));
+            wv d[4][4];
+            for (int rk = 0; rk < 16; rk++) {
+                const __m256i k = two ? in[rk] : _mm256_and_si256(in[rk], first);
+                d[rk / 4][rk % 4] = _mm256_mask_i32gather_ps(WZERO(), src, idx[rk], _mm256_castsi256_ps(k), 4);
+            }
+            wino_btdb(d, V + c * 64 + 8 * v, PLANE(C * 64));
+        }
+    }
+    return winf_any(inf);
+}
+
+/* one vector of y: + bias, relu, + add (as conv_direct) */
+static inline void wino_put(float *y, wv r, const float *bias, int64_t o, int relu, const float *add)
+{
+    if (bias)
+        r = r + WSET1(bias[o]);
+    if (relu) /* r > 0 ? r : 0, NaN and -0 to +0: maxps gives its second operand for those */
+        r = _mm256_max_ps(r, WZERO());
+    if (add)
+        r = r + WLOAD(add);
+    WSTORE(y, r);
+}
+
 /* y[nb][F][S][S] (+ bias, relu, + add[nb][F][S][S]: as conv_direct) = Aᵀ M
  * A from the block's M [16][F][64]: a vector of tiles gives image rows 4q
  * .. 4q + 3, columns 8h .. 8h + 7, each the unpack of an output row's
  * even and odd columns (out[2 i], out[2 i + 1]): the low lanes of each
  * half for tile row 2q, the high ones for 2q + 1 */
-static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t S, int nb, float *y, const float *bias,
-                     int relu, const float *add)
+static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, int64_t S, int nb, float *y,
+                     const float *bias, int relu, const float *add)
 {
     (void)tb;
     const int64_t hw = S / 8, tv = S * S / 32, SS = S * S;
     for (int64_t o = 0; o < F; o++)
-        for (int64_t v = 0; v < nb * tv; v++) {
+        for (int64_t v = 0; v < (S == 4 ? (nb + 1) / 2 : nb * tv); v++) {
             const float *mp = M + o * 64 + 8 * v;
             wv s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
             for (int k = 0; k < 4; k++)
@@ -1095,63 +1181,77 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t S, i
                         WLOAD(mp + (8 + k) * PLANE(F * 64)), WLOAD(mp + (12 + k) * PLANE(F * 64)), s[k]);
             for (int i = 0; i < 2; i++)
                 wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
-            const int64_t bi = v / tv, q = v % tv / hw, h = v % hw, at = (bi * F + o) * SS + 4 * q * S + 8 * h;
+            if (S == 4) {
+                /* the unpacks give row 0 (lo of out[0], out[1]), 1 (lo of
+                 * out[2], out[3]), 2 and 3 (the his) of example 2 v in the
+                 * low half, of 2 v + 1 in the high one */
+                const wv lo01 = _mm256_unpacklo_ps(out[0], out[1]), lo23 = _mm256_unpacklo_ps(out[2], out[3]);
+                const wv hi01 = _mm256_unpackhi_ps(out[0], out[1]), hi23 = _mm256_unpackhi_ps(out[2], out[3]);
+                for (int64_t g = 0; g < 2 && 2 * v + g < nb; g++) {
+                    const int64_t at = ((2 * v + g) * Fy + o) * 16;
+                    const int sel = g ? 0x31 : 0x20;
+                    wino_put(y + at, _mm256_permute2f128_ps(lo01, lo23, sel), bias, o, relu, add ? add + at : NULL);
+                    wino_put(y + at + 8, _mm256_permute2f128_ps(hi01, hi23, sel), bias, o, relu,
+                             add ? add + at + 8 : NULL);
+                }
+                continue;
+            }
+            const int64_t bi = v / tv, q = v % tv / hw, h = v % hw, at = (bi * Fy + o) * SS + 4 * q * S + 8 * h;
             const wv rows[4] = {_mm256_unpacklo_ps(out[0], out[1]), _mm256_unpacklo_ps(out[2], out[3]),
                                 _mm256_unpackhi_ps(out[0], out[1]), _mm256_unpackhi_ps(out[2], out[3])};
-            for (int m = 0; m < 4; m++) {
-                wv r = rows[m];
-                if (bias)
-                    r = r + WSET1(bias[o]);
-                if (relu) /* r > 0 ? r : 0, NaN and -0 to +0: maxps gives its second operand for those */
-                    r = _mm256_max_ps(r, WZERO());
-                if (add)
-                    r = r + WLOAD(add + at + m * S);
-                WSTORE(y + at + m * S, r);
-            }
+            for (int m = 0; m < 4; m++)
+                wino_put(y + at + m * S, rows[m], bias, o, relu, add ? add + at + m * S : NULL);
         }
 }
 
-/* dw[F][C][3][3] = Gᵀ dU G from dU [16][C][Fp], 8 output channels at a
- * time, stored from a buffer (no scatter at AVX2) */
+#endif
+
+/* dw[F][C][3][3] = Gᵀ dU G from dU [16][C][Fp]: VL output channels (the
+ * vector's lanes) x 16 input channels at a time, their 144 tap vectors
+ * put in tmp in dw's (c, tap) order and transposed into dw's VL rows (16
+ * x 16 blocks at AVX-512, 8 x 8 at AVX2; nnc_transpose.h).  The scatter
+ * of 9 tap vectors per (c, output channels) that did it took 2.4% of
+ * resnet18's step at one thread, ~11 cycles a scatter. */
 static void wino_dw(const float *dU, float *dw, int64_t C, int64_t F, int64_t Fp)
 {
-    for (int64_t o0 = 0; o0 < F; o0 += 8)
-        for (int64_t c = 0; c < C; c++) {
-            wv u[4][4], r[4][3]; /* Gᵀ dU by columns: r[j][a] */
-            for (int xi = 0; xi < 16; xi++)
-                u[xi / 4][xi % 4] = WLOAD(dU + xi * PLANE(C * Fp) + c * Fp + o0);
-            for (int j = 0; j < 4; j++)
-                wino_gt(u[0][j], u[1][j], u[2][j], u[3][j], r[j]);
-            float k9[9][8]; /* [tap][output channel] */
-            for (int a = 0; a < 3; a++) {
-                wv q[3];
-                wino_gt(r[0][a], r[1][a], r[2][a], r[3][a], q);
-                for (int b = 0; b < 3; b++)
-                    WSTORE(k9[a * 3 + b], q[b]);
+    float tmp[16 * 9 * VL]; /* [c - c0][tap][o - o0] */
+    for (int64_t o0 = 0; o0 < F; o0 += VL)
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            const int64_t nc = C - c0 < 16 ? C - c0 : 16;
+            for (int64_t c = c0; c < c0 + nc; c++) {
+                wv u[4][4], r[4][3]; /* Gᵀ dU by columns: r[j][a] */
+                for (int xi = 0; xi < 16; xi++)
+                    u[xi / 4][xi % 4] = WLOAD(dU + xi * PLANE(C * Fp) + c * Fp + o0);
+                for (int j = 0; j < 4; j++)
+                    wino_gt(u[0][j], u[1][j], u[2][j], u[3][j], r[j]);
+                for (int a = 0; a < 3; a++) {
+                    wv q[3];
+                    wino_gt(r[0][a], r[1][a], r[2][a], r[3][a], q);
+                    for (int b = 0; b < 3; b++)
+                        WSTORE(tmp + ((c - c0) * 9 + a * 3 + b) * VL, q[b]);
+                }
             }
-            for (int64_t l = 0; l < 8 && o0 + l < F; l++)
-                for (int t = 0; t < 9; t++)
-                    dw[((o0 + l) * C + c) * 9 + t] = k9[t][l];
+            transpose(dw + (o0 * C + c0) * 9, C * 9, tmp, VL, nc * 9, F - o0 < VL ? F - o0 : VL);
         }
 }
-#endif
 
 /* y[N][F][S][S] = conv3x3, padding 1, of x[N][C][S][S] for S = 8 or 16 (+
  * bias, relu, + add: as conv_direct), given the transformed kernel U
  * [16][C][F] at wk; then V [16][C][64] and M [16][F][64]
- * (nnc_conv_wino_work): a block of 64 tiles is 4 examples of 8x8 or one
- * of 16x16, nvec vectors of VL; the products in blocks of up to WMR
+ * (nnc_conv_wino_work): a block of 64 tiles is 16 examples of 4x4, 4 of
+ * 8x8 or one of 16x16, nvec vectors of VL; the products in blocks of up to WMR
  * output channels x WNV vectors, as even as can be */
-static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64_t F, const float *bias, int relu,
-                const float *add, float *wk)
+static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64_t F, int64_t Fy, const float *bias,
+                int relu, const float *add, float *wk)
 {
     const float *U = wk;
     float *V = wk + 16 * PLANE(C * F), *M = V + 16 * PLANE(C * 64);
     wino_tab tb;
     wino_tables(&tb);
-    const int64_t nblk = (F + WMR - 1) / WMR, base = F / nblk, extra = F % nblk, per = S == 8 ? 4 : 1, SS = S * S;
+    const int64_t nblk = (F + WMR - 1) / WMR, base = F / nblk, extra = F % nblk, SS = S * S, per = 256 / SS;
     for (int64_t b0 = 0; b0 < N; b0 += per) {
-        const int nb = N - b0 < per ? (int)(N - b0) : (int)per, nvec = (int)(nb * SS / 4 / VL);
+        /* (4x4: a last vector of tiles part empty, its lanes 0) */
+        const int nb = N - b0 < per ? (int)(N - b0) : (int)per, nvec = (int)((nb * SS / 4 + VL - 1) / VL);
         const int jblk = (nvec + WNV - 1) / WNV, jbase = nvec / jblk, jextra = nvec % jblk;
         if (wino_in(&tb, x + b0 * C * SS, nb, C, S, V))
             return 1;                   /* an infinity: the caller redoes the whole call directly */
@@ -1166,18 +1266,19 @@ static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64
                 }
                 j0 += nv;
             }
-        wino_out(&tb, M, F, S, nb, y + b0 * F * SS, bias, relu, add ? add + b0 * F * SS : NULL);
+        wino_out(&tb, M, F, Fy, S, nb, y + b0 * Fy * SS, bias, relu, add ? add + b0 * Fy * SS : NULL);
     }
     return 0;
 }
 
-/* dw[F][C][3][3] of the layer above from dy[N][F][S][S] and x[N][C][S][S];
- * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp], dy transposed [S S][Fp]
- * (nnc_conv_wino_filter_work; Fp = F rounded up to VL, at most its 16) */
+/* dw[F][C][3][3] of the layer above from channels 0 .. F of dy[N][Fdy][S][S]
+ * and x[N][C][S][S]; wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp], dy
+ * transposed [S S][Fp] (nnc_conv_wino_filter_work; Fp = F rounded up to
+ * VL, at most its 16) */
 static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t S, int64_t F,
-                       float *wk)
+                       int64_t Fdy, float *wk)
 {
-    const int64_t Fp = (F + VL - 1) / VL * VL, SS = S * S, TW = S / 2, per = S == 8 ? 4 : 1;
+    const int64_t Fp = (F + VL - 1) / VL * VL, SS = S * S, TW = S / 2, per = 256 / SS;
     float *V = wk, *Z = V + 16 * PLANE(C * 64), *dU = Z + 16 * PLANE(64 * Fp), *dyT = dU + 16 * PLANE(C * Fp);
     wino_tab tb;
     wino_tables(&tb);
@@ -1195,7 +1296,7 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
              * then a tile's element for VL output channels is one load (by
              * lanes of tiles instead, Z was scattered into [tile][o]: a
              * third of the time) */
-            const float *db = dy + (b0 + bi) * F * SS;
+            const float *db = dy + (b0 + bi) * Fdy * SS;
             transpose(dyT, Fp, db, SS, F, SS);
             for (int64_t t = 0; t < TW * TW; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
                 for (int64_t o0 = 0; o0 < Fp; o0 += VL) {
@@ -1224,7 +1325,7 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
                 for (int64_t k = 0, c0 = 0; k < nblk; k++) {
                     const int64_t mr = base + (k < extra);
                     wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp,
-                                           c0, o0, S == 8 ? 16 * nb : 64, b0 == 0);
+                                           c0, o0, (int)(nb * SS / 4), b0 == 0);
                     c0 += mr;
                 }
             }
@@ -1254,6 +1355,43 @@ static void check_work(const char *what, int64_t have, int64_t need)
     nnc__conv_check_work(what, have, need, sizeof(float));
 }
 
+/* One pass of a Winograd layer (nnc_conv_wino) for channels f0 .. f1 of
+ * its output: y's for the forward pass (pass NNC_CONV_FWD; in = x, w
+ * [F][C][3][3]), dx's for the data gradient (NNC_CONV_DATA; in = dy, f0
+ * .. f1 of the C), dw's rows for the kernel gradient (NNC_CONV_FILTER; in =
+ * dy, and x), over all N examples.  threads.c splits 4x4 layers so: their
+ * weights (U, dU: 16 C F floats, 2.4 MB at 192 channels) outweigh 16
+ * examples' tiles, and items of examples each transformed all of them
+ * (two threads ran the forward pass of 192 channels, batch 16, no faster
+ * than one).  Each output is the same sum over c (or the examples) in the
+ * same order wherever the channels are cut, so any split gives the same
+ * bits.  Returns 1 where the input held an infinity (outputs then partly
+ * written): the caller redoes the call by the kernels above. */
+int NNC_ISA_FN(nnc_conv2d_wino_part_f32)(int pass, int64_t N, const float *in, const float *w, const float *x,
+                                         float *out, const float *add, int64_t C, int64_t S, int64_t F, int64_t f0,
+                                         int64_t f1, const float *bias, int relu, float *work, int64_t work_len)
+{
+#if defined(__AVX512F__) || CONV_AVX2
+    const int64_t SS = S * S, n = f1 - f0;
+    if (pass == NNC_CONV_FWD) {
+        check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, S, S, F, 3, 3, 1));
+        wino_kernel(w + f0 * C * 9, C, n, 0, 0, work);
+        return wino(N, in, out + f0 * SS, C, S, n, F, bias ? bias + f0 : NULL, relu, NULL, work);
+    }
+    if (pass == NNC_CONV_DATA) {
+        check_work("nnc_conv2d_s1_bwd_data_f32", work_len, nnc_conv2d_s1_bwd_data_work(C, S, S, F, 3, 3, 1));
+        wino_kernel(w + f0 * 9, F, n, 1, C, work);
+        return wino(N, in, out + f0 * SS, F, S, n, C, NULL, 0, add ? add + f0 * SS : NULL, work);
+    }
+    check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, S, S, F, 3, 3, 1, 1));
+    return N > 0 ? wino_filter(N, in + f0 * SS, x, out + f0 * C * 9, C, S, n, F, work) : 1;
+#else
+    (void)pass, (void)N, (void)in, (void)w, (void)x, (void)out, (void)add, (void)C, (void)S, (void)F, (void)f0;
+    (void)f1, (void)bias, (void)relu, (void)work, (void)work_len;
+    return 1; /* (not called: threads.c asks nnc_conv_direct_ok first) */
+#endif
+}
+
 void NNC_ISA_FN(nnc_conv2d_s1_f32)(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
                                    int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu,
                                    float *work, int64_t work_len)
@@ -1266,8 +1404,8 @@ void NNC_ISA_FN(nnc_conv2d_s1_f32)(int64_t N, const float *x, const float *w, fl
     }
 #if defined(__AVX512F__) || CONV_AVX2
     if (nnc_conv_wino(C, H, W, F, KH, KW, pad)) {
-        wino_kernel(w, C, F, 0, work);
-        if (!wino(N, x, y, C, H, F, bias, relu, NULL, work))
+        wino_kernel(w, C, F, 0, 0, work);
+        if (!wino(N, x, y, C, H, F, F, bias, relu, NULL, work))
             return;
     }
 #endif
@@ -1302,8 +1440,8 @@ void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)(int64_t N, const float *dy, const fl
     }
 #if defined(__AVX512F__) || CONV_AVX2
     if (nnc_conv_wino(F, OH, OW, C, KH, KW, pad)) { /* (OH = H at padding 1) */
-        wino_kernel(w, F, C, 1, work);
-        if (!wino(N, dy, dx, F, H, C, NULL, 0, add, work))
+        wino_kernel(w, F, C, 1, C, work);
+        if (!wino(N, dy, dx, F, H, C, C, NULL, 0, add, work))
             return;
     }
 #endif
@@ -1689,7 +1827,7 @@ void NNC_ISA_FN(nnc_conv2d_bwd_filter_f32)(int64_t N, const float *dy, const flo
         return;
     }
 #if defined(__AVX512F__) || CONV_AVX2
-    if (S == 1 && N > 0 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && !wino_filter(N, dy, x, dw, C, H, F, work))
+    if (S == 1 && N > 0 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && !wino_filter(N, dy, x, dw, C, H, F, F, work))
         return;
 #endif
     if (S == 1 && F <= 8) {

@@ -25,10 +25,12 @@
     ret name##_serial_avx512 params;
 #define VKERNEL(name, params, args) KERNEL(void, name, params, args)
 #define VKERNEL_GENERIC_AT_AVX2(name, params, args) VKERNEL(name, params, args)
+#define IKERNEL(ret, name, params, args) KERNEL(ret, name, params, args)
 #include "kernels.def"
 #undef KERNEL
 #undef VKERNEL
 #undef VKERNEL_GENERIC_AT_AVX2
+#undef IKERNEL
 
 /* the public names, through a table of the builds in the order of
  * nnc_isa_kind (kernels.def says which run the generic build at AVX2) */
@@ -50,10 +52,12 @@
     }
 #define VKERNEL(name, params, args) VOID_KERNEL(name, params, args, name##_serial_avx2)
 #define VKERNEL_GENERIC_AT_AVX2(name, params, args) VOID_KERNEL(name, params, args, name##_serial_generic)
+#define IKERNEL(ret, name, params, args) KERNEL(ret, name, params, args)
 #include "kernels.def"
 #undef KERNEL
 #undef VKERNEL
 #undef VKERNEL_GENERIC_AT_AVX2
+#undef IKERNEL
 
 _Static_assert(NNC_ISA_GENERIC == 0 && NNC_ISA_AVX2 == 1 && NNC_ISA_AVX512 == 2, "VARIANTS is in nnc_isa_kind's order");
 

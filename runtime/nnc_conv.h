@@ -103,12 +103,13 @@ static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_
 
 /* Whether a stride-1 layer (or its data gradient, C and F swapped) goes by
  * Winograd's F(2x2, 3x3) where the runtime has AVX-512 or AVX2 + FMA
- * (conv.c): 3x3, padding 1, 8x8 or 16x16 images, 32 or more channels in
- * and out.  Its work: the transformed kernel U [16][C][F], a block of 4
- * images' transformed input V [16][C][64] and products M [16][F][64]. */
+ * (conv.c): 3x3, padding 1, 4x4, 8x8 or 16x16 images, 32 or more channels
+ * in and out.  Its work: the transformed kernel U [16][C][F], a block of 64
+ * tiles' transformed input V [16][C][64] (16 images of 4x4, 4 of 8x8, one
+ * of 16x16) and products M [16][F][64]. */
 static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
 {
-    return KH == 3 && KW == 3 && pad == 1 && H == W && (H == 8 || H == 16) && C >= 32 && F >= 32;
+    return KH == 3 && KW == 3 && pad == 1 && H == W && (H == 4 || H == 8 || H == 16) && C >= 32 && F >= 32;
 }
 
 #define NNC_WINO_PAD 16 /* floats after each of the 16 planes (conv.c) */

@@ -42,10 +42,12 @@
 #define KERNEL(ret, name, params, args) ret NNC_ISA_FN(name) params;
 #define VKERNEL(name, params, args) void NNC_ISA_FN(name) params;
 #define VKERNEL_GENERIC_AT_AVX2(name, params, args) VKERNEL(name, params, args)
+#define IKERNEL(ret, name, params, args) KERNEL(ret, name, params, args)
 #include "kernels.def"
 #undef KERNEL
 #undef VKERNEL
 #undef VKERNEL_GENERIC_AT_AVX2
+#undef IKERNEL
 
 /* Aborts with a message naming `what` when a kernel's work buffer holds
  * fewer than `need` elements of `elem` bytes: the compiler sized it from

@@ -15,9 +15,11 @@
 #define KERNEL(ret, name, params, args) ret name##_serial params;
 #define VKERNEL(name, params, args) void name##_serial params;
 #define VKERNEL_GENERIC_AT_AVX2(name, params, args) VKERNEL(name, params, args)
+#define IKERNEL(ret, name, params, args) KERNEL(ret, name, params, args)
 #include "kernels.def"
 #undef KERNEL
 #undef VKERNEL
 #undef VKERNEL_GENERIC_AT_AVX2
+#undef IKERNEL
 
 #endif

@@ -394,6 +394,7 @@ typedef struct {
     const void *in, *w, *bias, *add; /* in: x, or dy for the gradients */
     const void *x;                   /* the kernel gradient's x */
     void *out, *work;
+    int inf; /* by channels: an item met an infinity (conv_wino_item) */
 } conv_job;
 
 /* the call of one item: examples [a, b) with the thread's work `wk` */
@@ -485,21 +486,53 @@ static void conv_add(void *p, int64_t i, int slot)
                 j->f64);
 }
 
-/* Winograd on 8x8 images (conv.c) transforms 4 examples a block and the
- * weights once a call: items of 2 examples (8 at batch 16) ran half-empty
- * blocks and transformed the weights 8 times, so such layers take items
- * of 4 examples */
-static int wino8(const conv_job *j)
+/* Winograd (conv.c) transforms a block of 64 tiles at a time (4
+ * examples of 8x8, 16 of 4x4) and the weights once a call (the kernel
+ * gradient: its dU back into dW, and each item's partial dW is added):
+ * items of 2 examples of 8x8 (8 at batch 16) ran half-empty blocks and
+ * transformed the weights 8 times.  Such layers take items of at least 4
+ * examples of 8x8 and 8 of 4x4 (half a block: two vectors of tiles to
+ * each product), the kernel gradient's of 4x4 16 (a whole block: its
+ * weights' share is larger, 192 channels of 4x4 took ~0.15 ms a call to
+ * transform dU into dW and ~0.1 to add the partial); and no more items
+ * than threads for the forward pass and the data gradient, whose bits do
+ * not depend on the split */
+static int64_t wino_examples(const conv_job *j)
 {
-    return !j->f64 && j->direct && j->stride == 1 && j->OH == 8 && j->OW == 8 &&
-        nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad);
+    if (j->f64 || !j->direct || j->stride != 1 || !nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad))
+        return 1;
+    return j->OH == 4 ? (j->pass == NNC_CONV_FILTER ? 16 : 8) : j->OH == 8 ? 4 : 1;
 }
 
-/* at most N / 4 items for those (at least one: an empty batch still zeroes dW) */
-static int64_t wino8_cap(const conv_job *j, int64_t items)
+/* at most N / that many items (at least one: an empty batch still zeroes dW) */
+static int64_t wino_cap(const conv_job *j, int64_t items, int threads)
 {
-    const int64_t cap = j->N > 4 ? (j->N + 3) / 4 : 1;
-    return wino8(j) && items > cap ? cap : items;
+    const int64_t e = wino_examples(j);
+    int64_t cap = j->N > e ? (j->N + e - 1) / e : 1;
+    if (e > 1 && j->pass != NNC_CONV_FILTER && cap > threads)
+        cap = threads;
+    return e > 1 && items > cap ? cap : items;
+}
+
+/* Winograd's 4x4 layers go by channels of the output, in items of 16
+ * (nnc_conv2d_wino_part_f32, conv.c), one per thread */
+static int wino_by_channels(const conv_job *j)
+{
+    return !j->f64 && j->direct && j->stride == 1 && j->OH == 4 && j->N > 0 &&
+        nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad) && nnc_conv_direct_ok();
+}
+
+static int64_t wino_channels(const conv_job *j) { return j->pass == NNC_CONV_DATA ? j->C : j->F; }
+
+static void conv_wino_item(void *p, int64_t i, int slot)
+{
+    conv_job *j = p;
+    const int64_t n16 = (wino_channels(j) + 15) / 16, a = part(n16, j->items, i) * 16,
+                  b = part(n16, j->items, i + 1) * 16 < wino_channels(j) ? part(n16, j->items, i + 1) * 16
+                                                                         : wino_channels(j);
+    if (nnc_conv2d_wino_part_f32_serial(j->pass, j->N, j->in, j->w, j->x, j->out, j->add, j->C, j->H, j->F, a, b,
+                                        j->bias, j->relu, conv_slot(j, slot), j->len))
+        __atomic_store_n(&j->inf, 1, __ATOMIC_RELAXED);
 }
 
 static void conv_run(conv_job *j, int64_t work_len)
@@ -513,6 +546,17 @@ static void conv_run(conv_job *j, int64_t work_len)
         j->items = 1;
         run_items(1, 1, conv_item, j);
         return;
+    }
+    if (wino_by_channels(j)) {
+        const int t = threads_for(j->need, work_len);
+        const int64_t n16 = (wino_channels(j) + 15) / 16;
+        j->items = t < n16 ? t : n16;
+        j->inf = 0;
+        run_items(j->items, t, conv_wino_item, j);
+        if (!j->inf)
+            return;
+        /* an infinity: again by examples below, whose kernels take the
+         * direct sums for it */
     }
     const double flops = 2.0 * (double)(j->F * j->C * j->KH * j->KW * j->OH * j->OW);
     const int64_t G = nnc_conv_cols_group(j->OH, j->OW);
@@ -531,29 +575,30 @@ static void conv_run(conv_job *j, int64_t work_len)
         const int64_t per = nnc_conv_filter_item_work(j->need, j->C, j->F, j->KH, j->KW);
         /* a caller's work without room for a partial dW (not generated
          * code's: kernel.c reserves it) runs as one item */
-        /* (wino8_cap: fixed by the shapes, so the same bits at any thread count) */
-        j->items = work_len < per ? 1 : wino8_cap(j, nnc_conv_filter_items(j->N, j->OH, j->OW, NNC_MAX_ITEMS));
+        /* (wino_cap: fixed by the shapes, so the same bits at any thread count) */
+        j->items = work_len < per ? 1 : wino_cap(j, nnc_conv_filter_items(j->N, j->OH, j->OW, NNC_MAX_ITEMS), 0);
         /* (one item needs no partial: a work of `need` is enough) */
         run_ordered(j->items, j->items > 1 ? threads_for(per, work_len) : 1, conv_item, conv_add, j);
     } else {
-        j->items = wino8_cap(j, items_for(j->N, flops));
-        run_items(j->items, threads_for(j->need, work_len), conv_item, j);
+        const int t = threads_for(j->need, work_len);
+        j->items = wino_cap(j, items_for(j->N, flops), t);
+        run_items(j->items, t, conv_item, j);
     }
 }
 
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
                        int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,   C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, x, w,
-                  bias,         NULL, NULL, y, work};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,    C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work, 0};
     conv_run(&j, work_len);
 }
 
 void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
                        int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,   C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, x, w,
-                  bias,         NULL, NULL, y, work};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,    C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work, 0};
     conv_run(&j, work_len);
 }
 
@@ -561,8 +606,8 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                                 int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
                                 int64_t work_len)
 {
-    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,   C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, dy, w,
-                  NULL,          add, NULL, dx, work};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,    C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work, 0};
     conv_run(&j, work_len);
 }
 
@@ -570,8 +615,8 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                                 int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
                                 int64_t work_len)
 {
-    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,   C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, dy, w,
-                  NULL,          add, NULL, dx, work};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,    C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work, 0};
     conv_run(&j, work_len);
 }
 
@@ -579,8 +624,32 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                                int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, float *work,
                                int64_t work_len)
 {
-    conv_job j = {
-        NNC_CONV_FILTER, 0, 0, 1, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
+    conv_job j = {NNC_CONV_FILTER,
+                  0,
+                  0,
+                  1,
+                  N,
+                  C,
+                  H,
+                  W,
+                  F,
+                  KH,
+                  KW,
+                  stride,
+                  pad,
+                  0,
+                  0,
+                  0,
+                  0,
+                  0,
+                  dy,
+                  NULL,
+                  NULL,
+                  NULL,
+                  x,
+                  dw,
+                  work,
+                  0};
     conv_run(&j, work_len);
 }
 
@@ -588,8 +657,8 @@ void nnc_conv2d_cols_f32(int64_t N, const float *x, const float *w, float *y, in
                          int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const float *bias, int relu,
                          float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FWD, 0,    relu, 0, N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
-                  bias,         NULL, NULL, y, work};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 0, N,    C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work, 0};
     conv_run(&j, work_len);
 }
 
@@ -597,8 +666,8 @@ void nnc_conv2d_cols_bwd_data_f32(int64_t N, const float *dy, const float *w, fl
                                   int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                   float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_DATA, 0,   0,    0,  N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
-                  NULL,          add, NULL, dx, work};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    0,  N,    C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work, 0};
     conv_run(&j, work_len);
 }
 
@@ -606,8 +675,32 @@ void nnc_conv2d_cols_bwd_filter_f32(int64_t N, const float *dy, const float *x, 
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     float *work, int64_t work_len)
 {
-    conv_job j = {
-        NNC_CONV_FILTER, 0, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
+    conv_job j = {NNC_CONV_FILTER,
+                  0,
+                  0,
+                  0,
+                  N,
+                  C,
+                  H,
+                  W,
+                  F,
+                  KH,
+                  KW,
+                  stride,
+                  pad,
+                  0,
+                  0,
+                  0,
+                  0,
+                  0,
+                  dy,
+                  NULL,
+                  NULL,
+                  NULL,
+                  x,
+                  dw,
+                  work,
+                  0};
     conv_run(&j, work_len);
 }
 
@@ -615,8 +708,8 @@ void nnc_conv2d_cols_f64(int64_t N, const double *x, const double *w, double *y,
                          int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const double *bias, int relu,
                          double *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FWD, 1,    relu, 0, N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
-                  bias,         NULL, NULL, y, work};
+    conv_job j = {NNC_CONV_FWD, 1,    relu, 0, N,    C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work, 0};
     conv_run(&j, work_len);
 }
 
@@ -624,8 +717,8 @@ void nnc_conv2d_cols_bwd_data_f64(int64_t N, const double *dy, const double *w, 
                                   int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
                                   int64_t pad, double *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_DATA, 1,   0,    0,  N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
-                  NULL,          add, NULL, dx, work};
+    conv_job j = {NNC_CONV_DATA, 1,   0,    0,  N,    C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work, 0};
     conv_run(&j, work_len);
 }
 
@@ -633,8 +726,32 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     double *work, int64_t work_len)
 {
-    conv_job j = {
-        NNC_CONV_FILTER, 1, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
+    conv_job j = {NNC_CONV_FILTER,
+                  1,
+                  0,
+                  0,
+                  N,
+                  C,
+                  H,
+                  W,
+                  F,
+                  KH,
+                  KW,
+                  stride,
+                  pad,
+                  0,
+                  0,
+                  0,
+                  0,
+                  0,
+                  dy,
+                  NULL,
+                  NULL,
+                  NULL,
+                  x,
+                  dw,
+                  work,
+                  0};
     conv_run(&j, work_len);
 }
 

@@ -208,7 +208,9 @@ static void inf_case(int S, int N)
         w[i] = (float)fabs(urand(&seed)) + 0.01f;
     for (size_t i = 0; i < ny; i++)
         dy[i] = (float)fabs(urand(&seed));
-    const size_t xinf = (size_t)(b * C + 3) * S * S + 3 * S + 4, dyinf = (size_t)(b * F + 5) * S * S + 2 * S + 2;
+    /* x's inf at (3, 4), (2, 1) of 4x4, feeds all 9 taps */
+    const size_t xinf = (size_t)(b * C + 3) * S * S + (S > 4 ? 3 * S + 4 : 2 * S + 1),
+                 dyinf = (size_t)(b * F + 5) * S * S + 2 * S + 2;
     x[xinf] = INFINITY;
     dy[dyinf] = INFINITY;
     int64_t nwk = nnc_conv2d_s1_work(C, S, S, F, K, K, 1);
@@ -237,8 +239,8 @@ static void inf_case(int S, int N)
     nnc_conv2d_bwd_filter_f32(N, dy, x, dw, C, S, S, F, K, K, 1, 1, wk, nwk);
     int ok = 1;
     for (size_t i = 0; i < nw; i++) {
-        /* the inf at (3, 4) of channel 3 meets all its taps (every output
-         * it feeds is inside the image) */
+        /* the inf at (3, 4) (or (2, 1)) of channel 3 meets all its taps
+         * (every output it feeds is inside the image) */
         ok &= i / (K * K) % C == 3 ? dw[i] == INFINITY : isfinite(dw[i]);
     }
     CHECKF(ok, "kernel gradient N%d %dx%d with an inf in x: inf in channel 3's taps, finite elsewhere", N, S, S);
@@ -296,10 +298,10 @@ static void nan_case(int S, int N)
     for (size_t i = 0; i < ny; i++)
         dy[i] = (float)urand(&seed);
     const size_t corner = (size_t)(b * C + 7) * S * S + (S - 1) * S + S - 1;
-    x[(size_t)(b * C + 2) * S * S + 5 * S + 6] = NAN;
+    x[(size_t)(b * C + 2) * S * S + (S > 4 ? 5 * S + 6 : 2 * S + 1)] = NAN;
     x[corner] = NAN;
     dy[(size_t)(b * F + 9) * S * S + 0 * S + 0] = NAN;
-    dy[(size_t)(b * F + 4) * S * S + 6 * S + 3] = NAN;
+    dy[(size_t)(b * F + 4) * S * S + (S > 4 ? 6 * S + 3 : 3 * S + 1)] = NAN;
     int64_t nwk = nnc_conv2d_s1_work(C, S, S, F, K, K, 1);
     float *wk = work_with_guard(nwk);
     nnc_conv2d_s1_f32(N, x, w, y, C, S, S, F, K, K, 1, NULL, 0, wk, nwk);
@@ -370,7 +372,8 @@ static int wino_expected(void)
  * Channel 0 alone is nonzero: x row 2 holds 1 at column 1 and 2^25 at 3;
  * w[0][0] is 1 at tap (1, 0) alone, so y[0][2][2] = x[0][2][1] = 1.  The
  * data gradient: dy row 2 holds 2^25 at column 2 and 1 at 4, dx[0][2][3] =
- * dy[0][2][4] = 1.  The kernel gradient: dy[0][2][2] = 1 alone, so
+ * dy[0][2][4] = 1 (4x4: all two columns to the left, the same places in
+ * their tile).  The kernel gradient: dy[0][2][2] = 1 alone, so
  * dw[0][0][1][0] = x[0][2][1] = 1.  Winograd gives 0 for each. */
 static void route_case(int S)
 {
@@ -390,11 +393,12 @@ static void route_case(int S)
     nnc_conv2d_s1_f32(1, x, w, y, C, S, S, F, 3, 3, 1, NULL, 0, wk, nwk);
     CHECKF(y[2 * S + 2] == want, "forward %dx%d: y = %g, %s expected", S, S, y[2 * S + 2], how);
     free(wk);
-    dy[2 * S + 2] = big, dy[2 * S + 4] = 1.0f;
+    const int sh = S == 4 ? 2 : 0;
+    dy[2 * S + 2 - sh] = big, dy[2 * S + 4 - sh] = 1.0f;
     nwk = nnc_conv2d_s1_bwd_data_work(C, S, S, F, 3, 3, 1);
     wk = work_with_guard(nwk);
     nnc_conv2d_s1_bwd_data_f32(1, dy, w, dx, NULL, C, S, S, F, 3, 3, 1, wk, nwk);
-    CHECKF(dx[2 * S + 3] == want, "data gradient %dx%d: dx = %g, %s expected", S, S, dx[2 * S + 3], how);
+    CHECKF(dx[2 * S + 3 - sh] == want, "data gradient %dx%d: dx = %g, %s expected", S, S, dx[2 * S + 3 - sh], how);
     free(wk);
     memset(dy, 0, sizeof(float) * ny);
     dy[2 * S + 2] = 1.0f;
@@ -611,14 +615,25 @@ int main(void)
     one_case(&seed, 2, 32, 16, 16, 37, 3, 3, 1); /* odd F: with relu */
     one_case(&seed, 2, 40, 8, 8, 33, 3, 3, 1);   /* F off 8: the avx2 kernel transform's last 8 */
     one_case(&seed, 1, 33, 16, 16, 48, 3, 3, 1); /* 16x16, the data gradient's F = 33 */
+    /* 4x4: a block is 16 examples (4 a vector at AVX-512, 2 at AVX2):
+     * batches of 1, 5, 16 and 17 (a last vector part empty, a second
+     * block of one), channels off 6, 8 and 16 */
+    one_case(&seed, 17, 32, 4, 4, 40, 3, 3, 1);
+    one_case(&seed, 5, 48, 4, 4, 33, 3, 3, 1);
+    one_case(&seed, 1, 33, 4, 4, 64, 3, 3, 1);
+    one_case(&seed, 16, 64, 4, 4, 37, 3, 3, 1);
     inf_case(8, 2);
     inf_case(8, 6); /* the inf in the second block of 8x8 images */
     inf_case(16, 2);
+    inf_case(4, 3);
+    inf_case(4, 18); /* the inf in the second block of 4x4 images */
     nan_case(8, 3);
     nan_case(16, 2);
+    nan_case(4, 5);
     /* every pass of the class goes by Winograd at avx512 and avx2 */
     route_case(8);
     route_case(16);
+    route_case(4);
     /* channel tails, tiny and odd images, non-square kernels, padding */
     for (int F = 1; F <= 9; F++)
         one_case(&seed, 1, 3, 5, 7, F, 3, 3, 1);
@@ -686,6 +701,9 @@ int main(void)
     filter_case(&seed, 6, 33, 8, 8, 97, 3, 3, 1, 1);
     filter_case(&seed, 9, 64, 8, 8, 32, 3, 3, 1, 1);
     filter_case(&seed, 3, 35, 16, 16, 33, 3, 3, 1, 1);
+    filter_case(&seed, 17, 32, 4, 4, 35, 3, 3, 1, 1); /* 4x4: two blocks, the second of one example */
+    filter_case(&seed, 5, 40, 4, 4, 64, 3, 3, 1, 1);
+    filter_case(&seed, 3, 33, 4, 4, 97, 3, 3, 1, 1);
     filter_case(&seed, 2, 16, 32, 32, 32, 3, 3, 2, 1);
     filter_case(&seed, 3, 1, 28, 28, 6, 5, 5, 1, 2);
     filter_case(&seed, 3, 6, 14, 14, 16, 5, 5, 1, 0);
