@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "emitter.h"
+#include "nnc_conv.h"
 
 /* ---- pooling, im2col and col2im -------------------------------------------------- */
 
@@ -617,7 +618,11 @@ void emit_conv_op(Emitter *e, int t)
         P(e, "    /* %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d, %d group%s: the general kernel */\n", n->kh,
           n->kw, n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups, n->groups == 1 ? "" : "s");
     else {
-        const char *why = direct       ? "direct kernel (the columns without AVX-512)"
+        /* (Winograd's class: nnc_conv_wino, at stride 1 in each pass) */
+        const int wino =
+            direct && n->stride == 1 && nnc_conv_wino(x.d[1], x.d[2], x.d[3], w.d[0], n->kh, n->kw, n->pad);
+        const char *why = wino         ? "Winograd (the columns without AVX2)"
+            : direct                   ? "direct kernel (the columns without AVX2)"
             : n->kernel == KERNEL_GEMM ? "one GEMM on the image (no columns)"
             : e->opt->f64              ? "columns (double precision)"
                                        : "columns (no direct kernel for this layer)";

@@ -44,7 +44,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const uint64_t work = 127120u * (uint64_t)nnc_threads();
+    const uint64_t work = 151296u * (uint64_t)nnc_threads();
     /* sizes in 64 bits, checked before anything is allocated: a tensor holds at most 2147483647 elements, the arena at most 1099511627776 floats */
     const uint64_t limit = (uint64_t)SIZE_MAX / sizeof(float) < 1099511627776u ? (uint64_t)SIZE_MAX / sizeof(float) : 1099511627776u;
     if ((uint64_t)max_batch > 1048575u || 512u + work > limit ||
@@ -159,7 +159,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
@@ -198,8 +198,8 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn2_running_var = bn2_running_var;
@@ -294,7 +294,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
@@ -333,8 +333,8 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn2_running_var = bn2_running_var;
@@ -428,7 +428,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
@@ -467,8 +467,8 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn2_running_var = bn2_running_var;
@@ -604,7 +604,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
@@ -676,8 +676,8 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv2 = conv2;
@@ -890,7 +890,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
@@ -962,8 +962,8 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv2 = conv2;
@@ -1175,7 +1175,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
@@ -1247,8 +1247,8 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv2 = conv2;
@@ -1590,11 +1590,11 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1644,7 +1644,7 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
         nnc_dist_sum_start(G + 0, 21482);
@@ -1825,11 +1825,11 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1879,7 +1879,7 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
         nnc_dist_sum_start(G + 0, 21482);
@@ -2059,11 +2059,11 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -2113,7 +2113,7 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
         nnc_dist_sum_start(G + 0, 21482);

@@ -429,7 +429,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
@@ -466,7 +466,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -503,7 +503,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -542,7 +542,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -579,7 +579,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -618,7 +618,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -655,7 +655,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -722,7 +722,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -759,7 +759,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -798,7 +798,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -835,7 +835,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -902,7 +902,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -939,7 +939,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1176,7 +1176,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
@@ -1213,7 +1213,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1250,7 +1250,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1289,7 +1289,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1326,7 +1326,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1365,7 +1365,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1402,7 +1402,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1469,7 +1469,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1506,7 +1506,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1545,7 +1545,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1582,7 +1582,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1649,7 +1649,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1686,7 +1686,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1922,7 +1922,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
@@ -1959,7 +1959,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1996,7 +1996,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -2035,7 +2035,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -2072,7 +2072,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -2111,7 +2111,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -2148,7 +2148,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -2215,7 +2215,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -2252,7 +2252,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -2291,7 +2291,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -2328,7 +2328,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -2395,7 +2395,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -2432,7 +2432,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -2761,7 +2761,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
@@ -2831,7 +2831,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -2901,7 +2901,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -2973,7 +2973,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -3043,7 +3043,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -3115,7 +3115,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -3185,7 +3185,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -3324,7 +3324,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -3394,7 +3394,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -3466,7 +3466,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -3536,7 +3536,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -3675,7 +3675,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -3745,7 +3745,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -4194,7 +4194,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
@@ -4264,7 +4264,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -4334,7 +4334,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -4406,7 +4406,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -4476,7 +4476,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -4548,7 +4548,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -4618,7 +4618,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -4757,7 +4757,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -4827,7 +4827,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -4899,7 +4899,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -4969,7 +4969,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -5108,7 +5108,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -5178,7 +5178,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -5626,7 +5626,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
@@ -5696,7 +5696,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -5766,7 +5766,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -5838,7 +5838,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -5908,7 +5908,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -5980,7 +5980,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -6050,7 +6050,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -6189,7 +6189,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -6259,7 +6259,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -6331,7 +6331,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -6401,7 +6401,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -6540,7 +6540,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -6610,7 +6610,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -7181,10 +7181,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7236,10 +7236,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -7350,10 +7350,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7405,10 +7405,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -7467,10 +7467,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7522,10 +7522,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -7636,10 +7636,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7691,10 +7691,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -7753,10 +7753,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7808,10 +7808,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -7870,10 +7870,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7925,10 +7925,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7980,7 +7980,7 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
         nnc_dist_sum_start(G + 0, 175258);
@@ -8319,10 +8319,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -8374,10 +8374,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -8488,10 +8488,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -8543,10 +8543,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -8605,10 +8605,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -8660,10 +8660,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -8774,10 +8774,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -8829,10 +8829,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -8891,10 +8891,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -8946,10 +8946,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -9008,10 +9008,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -9063,10 +9063,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -9118,7 +9118,7 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
         nnc_dist_sum_start(G + 0, 175258);
@@ -9456,10 +9456,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -9511,10 +9511,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -9625,10 +9625,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -9680,10 +9680,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -9742,10 +9742,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -9797,10 +9797,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -9911,10 +9911,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: Winograd (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -9966,10 +9966,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -10028,10 +10028,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -10083,10 +10083,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -10145,10 +10145,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -10200,10 +10200,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -10255,7 +10255,7 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
         nnc_dist_sum_start(G + 0, 175258);
