@@ -448,6 +448,13 @@ void emit_reduce(Emitter *e, int t)
         emit_loop_end(e, t);
         return;
     }
+    if (n->op == IR_SUM && strcmp(e->real, "float") == 0 && si.nd == 3 && axes == 5) {
+        /* per-channel sums of [N, C, L] (a convolution's bias gradient):
+         * the runtime's, on the threads by examples (threads.c) */
+        P(e, "    nnc_channel_sum_f32(%s, %s, %s, %s, %s);\n", emit_dim(si, 0), emit_dim(si, 1), emit_dim(si, 2), x, y);
+        emit_loop_end(e, t);
+        return;
+    }
     const char *xidx = "";
     for (int i = 0; i < si.nd; i++)
         xidx = emit_fmt("%s%si%d * %s", xidx, i ? " + " : "", i, emit_stride(si, i));

@@ -223,6 +223,33 @@ static void channel_sums(acc *a, const float *x, int64_t N, int64_t C, int64_t L
         }
 }
 
+/* part[c - c_begin] = the sum over examples n < N, in order from 0, of
+ * x[n][c]'s row of L floats for c_begin <= c < c_end: each row in 16
+ * float lanes, its tail and lanes added in double (the arithmetic of the
+ * generated reductions, emit_lanes_store).  One item of
+ * nnc_channel_sum_f32 (threads.c). */
+void NNC_ISA_FN(nnc_channel_sum_f32)(int64_t N, int64_t C, int64_t L, const float *x, double *part, int64_t c_begin,
+                                     int64_t c_end)
+{
+    for (int64_t c = c_begin; c < c_end; c++)
+        part[c - c_begin] = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = c_begin; c < c_end; c++) {
+            const float *row = x + (n * C + c) * L;
+            float l[16] = {0};
+            int64_t k0 = 0;
+            for (; k0 + 16 <= L; k0 += 16)
+                for (int64_t k = k0; k < k0 + 16; k++)
+                    l[k - k0] += row[k];
+            double s = 0;
+            for (int64_t k = k0; k < L; k++)
+                s += row[k];
+            for (int j = 0; j < 16; j++)
+                s += l[j];
+            part[c - c_begin] += s;
+        }
+}
+
 void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *x, float *st, int64_t c_begin,
                                   int64_t c_end)
 {

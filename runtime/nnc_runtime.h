@@ -481,6 +481,13 @@ void nnc_conv2d_gen_bwd_filter_f64(int64_t N, const double *dy, const double *x,
 /* Over x[N][C][L] (channel c: N rows of L floats): st[0][c] = the mean and
  * st[1][c] = the biased variance (two-pass), accumulated in double. */
 void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st);
+
+/* y[c] = the sum over n < N and l < L of x[n][c][l] (a convolution's bias
+ * gradient): each row in 16 float lanes, its tail and lanes added in
+ * double, the rows of a fixed number of example ranges (set by the shape)
+ * summed in double in order, and those ranges' sums added in order: the
+ * same bits at any thread count. */
+void nnc_channel_sum_f32(int64_t N, int64_t C, int64_t L, const float *x, float *y);
 /* One pass of it, for a batch split across processes: out[c] = the sum
  * over x's rows of channel c of x (mu NULL) or (x - mu[c])^2, over M. */
 void nnc_bn_moment_f32(int64_t N, int64_t C, int64_t L, const float *x, const float *mu, double M, float *out);

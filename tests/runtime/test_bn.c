@@ -99,10 +99,10 @@ static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned 
                 s2 += d * d;
             }
         const double var = s2 / (double)(N * L);
-        CHECKF(close_to(st[c], mu, sa / (double)(N * L)), "N%lld C%lld L%lld c%lld: mean %.9g want %.9g",
-               (long long)N, (long long)C, (long long)L, (long long)c, st[c], mu);
-        CHECKF(close_to(st[C + c], var, var), "N%lld C%lld L%lld c%lld: var %.9g want %.9g", (long long)N,
-               (long long)C, (long long)L, (long long)c, st[C + c], var);
+        CHECKF(close_to(st[c], mu, sa / (double)(N * L)), "N%lld C%lld L%lld c%lld: mean %.9g want %.9g", (long long)N,
+               (long long)C, (long long)L, (long long)c, st[c], mu);
+        CHECKF(close_to(st[C + c], var, var), "N%lld C%lld L%lld c%lld: var %.9g want %.9g", (long long)N, (long long)C,
+               (long long)L, (long long)c, st[C + c], var);
     }
     /* the two passes alone (nnc_bn_stats_global_f32's, between its sums
      * across processes): the same sums in the same order, so the same bits */
@@ -138,8 +138,8 @@ static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned 
             }
         CHECKF(close_to(g[c], sx, ax), "N%lld C%lld L%lld c%lld: sum dy xhat %.9g want %.9g", (long long)N,
                (long long)C, (long long)L, (long long)c, g[c], sx);
-        CHECKF(close_to(g[C + c], sd, ad), "N%lld C%lld L%lld c%lld: sum dy %.9g want %.9g", (long long)N,
-               (long long)C, (long long)L, (long long)c, g[C + c], sd);
+        CHECKF(close_to(g[C + c], sd, ad), "N%lld C%lld L%lld c%lld: sum dy %.9g want %.9g", (long long)N, (long long)C,
+               (long long)L, (long long)c, g[C + c], sd);
         CHECKF(close_to(gm[c], mx, amx), "N%lld C%lld L%lld c%lld: masked sum dy xhat %.9g want %.9g", (long long)N,
                (long long)C, (long long)L, (long long)c, gm[c], mx);
         CHECKF(close_to(gm[C + c], md, amd), "N%lld C%lld L%lld c%lld: masked sum dy %.9g want %.9g", (long long)N,
@@ -151,14 +151,56 @@ static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned 
     free(x), free(dy), free(m), free(st), free(g), free(gm), free(df);
 }
 
+/* nnc_channel_sum_f32 (a convolution's bias gradient; threads.c, bn.c):
+ * each channel's sum against a double loop, and the same bits at 1, 2 and
+ * 3 threads (its items are ranges of examples, fixed by the shape).  C
+ * of 300 takes two groups of 256 channels; N of 0 gives zeros. */
+static void sum_case(int64_t N, int64_t C, int64_t L, unsigned seed)
+{
+    const size_t nx = (size_t)(N * C * L);
+    float *x = malloc(sizeof(float) * (nx ? nx : 1)), *y[3];
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)urand(&seed);
+    /* channel 0 starts each row with +-2^40, alternating by example: in
+     * double the small terms beside them survive or not depending on how
+     * the examples are grouped, so a split that followed the threads would
+     * show in the float result */
+    for (int64_t n = 0; n < N && L > 1; n++)
+        x[n * C * L] = n % 2 ? -0x1p40f : 0x1p40f;
+    for (int t = 0; t < 3; t++) {
+        y[t] = malloc(sizeof(float) * (size_t)C);
+        for (int64_t c = 0; c < C; c++)
+            y[t][c] = NAN;
+        nnc_set_threads(t + 1);
+        nnc_channel_sum_f32(N, C, L, x, y[t]);
+    }
+    nnc_set_threads(0);
+    int ok = 1;
+    for (int64_t c = 0; c < C; c++) {
+        double want = 0, scale = 0;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t l = 0; l < L; l++)
+                want += x[(n * C + c) * L + l], scale += fabs(x[(n * C + c) * L + l]);
+        ok &= c == 0 && L > 1 ? isfinite(y[0][c]) : close_to(y[0][c], want, scale);
+    }
+    CHECKF(ok, "channel sums N%lld C%lld L%lld: against double", (long long)N, (long long)C, (long long)L);
+    CHECKF(!memcmp(y[0], y[1], sizeof(float) * (size_t)C) && !memcmp(y[0], y[2], sizeof(float) * (size_t)C),
+           "channel sums N%lld C%lld L%lld: bits differ between 1, 2 and 3 threads", (long long)N, (long long)C,
+           (long long)L);
+    free(x), free(y[0]), free(y[1]), free(y[2]);
+}
+
 int main(void)
 {
     if (isa_skip("test_bn"))
         return ISA_SKIP;
+    static const int64_t sums[][3] = {{64, 6, 784}, {64, 16, 100}, {3, 300, 5}, {0, 4, 7}, {17, 1, 1}, {9, 3, 33}};
+    for (size_t i = 0; i < sizeof sums / sizeof sums[0]; i++)
+        sum_case(sums[i][0], sums[i][1], sums[i][2], 40u + (unsigned)i);
     static const int64_t shapes[][3] = {
-        {4, 3, 1},   {5, 130, 1},  {3, 7, 15},  {2, 5, 16},   {3, 6, 17},  {2, 70, 16}, {4, 16, 64},
-        {3, 65, 64}, {2, 9, 100},  {2, 4, 1024}, {2, 3, 1030}, {32, 64, 64}, {1, 1, 33},
-        {3, 5, 49},  {2, 3, 169},  {2, 2, 4096}, {4, 24, 784},
+        {4, 3, 1},   {5, 130, 1}, {3, 7, 15},  {2, 5, 16},   {3, 6, 17},   {2, 70, 16},
+        {4, 16, 64}, {3, 65, 64}, {2, 9, 100}, {2, 4, 1024}, {2, 3, 1030}, {32, 64, 64},
+        {1, 1, 33},  {3, 5, 49},  {2, 3, 169}, {2, 2, 4096}, {4, 24, 784},
     };
     unsigned seed = 7;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
