@@ -438,7 +438,6 @@ typedef struct {
     const void *in, *w, *bias, *add; /* in: x, or dy for the gradients */
     const void *x;                   /* the kernel gradient's x */
     void *out, *work;
-    int inf; /* by channels: an item met an infinity (conv_wino_item) */
 } conv_job;
 
 /* the call of one item: examples [a, b) with the thread's work `wk` */
@@ -568,15 +567,21 @@ static int wino_by_channels(const conv_job *j)
 
 static int64_t wino_channels(const conv_job *j) { return j->pass == NNC_CONV_DATA ? j->C : j->F; }
 
+/* a call split by channels: its job, and whether an item met an infinity */
+typedef struct {
+    const conv_job *j;
+    int inf;
+} wino_split;
+
 static void conv_wino_item(void *p, int64_t i, int slot)
 {
-    conv_job *j = p;
-    const int64_t n16 = (wino_channels(j) + 15) / 16, a = part(n16, j->items, i) * 16,
-                  b = part(n16, j->items, i + 1) * 16 < wino_channels(j) ? part(n16, j->items, i + 1) * 16
-                                                                         : wino_channels(j);
+    wino_split *s = p;
+    const conv_job *j = s->j;
+    const int64_t nch = wino_channels(j), n16 = (nch + 15) / 16, a = part(n16, j->items, i) * 16,
+                  e = part(n16, j->items, i + 1) * 16, b = e < nch ? e : nch;
     if (nnc_conv2d_wino_part_f32_serial(j->pass, j->N, j->in, j->w, j->x, j->out, j->add, j->C, j->H, j->F, a, b,
                                         j->bias, j->relu, conv_slot(j, slot), j->len))
-        __atomic_store_n(&j->inf, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->inf, 1, __ATOMIC_RELAXED);
 }
 
 static void conv_run(conv_job *j, int64_t work_len)
@@ -595,9 +600,9 @@ static void conv_run(conv_job *j, int64_t work_len)
         const int t = threads_for(j->need, work_len);
         const int64_t n16 = (wino_channels(j) + 15) / 16;
         j->items = t < n16 ? t : n16;
-        j->inf = 0;
-        run_items(j->items, t, conv_wino_item, j);
-        if (!j->inf)
+        wino_split s = {j, 0};
+        run_items(j->items, t, conv_wino_item, &s);
+        if (!s.inf)
             return;
         /* an infinity: again by examples below, whose kernels take the
          * direct sums for it */
@@ -633,16 +638,16 @@ static void conv_run(conv_job *j, int64_t work_len)
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
                        int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,    C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, x, w,
-                  bias,         NULL, NULL, y, work, 0};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,   C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work};
     conv_run(&j, work_len);
 }
 
 void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
                        int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,    C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, x, w,
-                  bias,         NULL, NULL, y, work, 0};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,   C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work};
     conv_run(&j, work_len);
 }
 
@@ -650,8 +655,8 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                                 int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
                                 int64_t work_len)
 {
-    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,    C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, dy, w,
-                  NULL,          add, NULL, dx, work, 0};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,   C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work};
     conv_run(&j, work_len);
 }
 
@@ -659,8 +664,8 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                                 int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
                                 int64_t work_len)
 {
-    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,    C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, dy, w,
-                  NULL,          add, NULL, dx, work, 0};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,   C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work};
     conv_run(&j, work_len);
 }
 
@@ -668,32 +673,8 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                                int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, float *work,
                                int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FILTER,
-                  0,
-                  0,
-                  1,
-                  N,
-                  C,
-                  H,
-                  W,
-                  F,
-                  KH,
-                  KW,
-                  stride,
-                  pad,
-                  0,
-                  0,
-                  0,
-                  0,
-                  0,
-                  dy,
-                  NULL,
-                  NULL,
-                  NULL,
-                  x,
-                  dw,
-                  work,
-                  0};
+    conv_job j = {
+        NNC_CONV_FILTER, 0, 0, 1, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
     conv_run(&j, work_len);
 }
 
@@ -701,8 +682,8 @@ void nnc_conv2d_cols_f32(int64_t N, const float *x, const float *w, float *y, in
                          int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const float *bias, int relu,
                          float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FWD, 0,    relu, 0, N,    C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
-                  bias,         NULL, NULL, y, work, 0};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 0, N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work};
     conv_run(&j, work_len);
 }
 
@@ -710,8 +691,8 @@ void nnc_conv2d_cols_bwd_data_f32(int64_t N, const float *dy, const float *w, fl
                                   int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                   float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_DATA, 0,   0,    0,  N,    C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
-                  NULL,          add, NULL, dx, work, 0};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    0,  N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work};
     conv_run(&j, work_len);
 }
 
@@ -719,32 +700,8 @@ void nnc_conv2d_cols_bwd_filter_f32(int64_t N, const float *dy, const float *x, 
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     float *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FILTER,
-                  0,
-                  0,
-                  0,
-                  N,
-                  C,
-                  H,
-                  W,
-                  F,
-                  KH,
-                  KW,
-                  stride,
-                  pad,
-                  0,
-                  0,
-                  0,
-                  0,
-                  0,
-                  dy,
-                  NULL,
-                  NULL,
-                  NULL,
-                  x,
-                  dw,
-                  work,
-                  0};
+    conv_job j = {
+        NNC_CONV_FILTER, 0, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
     conv_run(&j, work_len);
 }
 
@@ -752,8 +709,8 @@ void nnc_conv2d_cols_f64(int64_t N, const double *x, const double *w, double *y,
                          int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const double *bias, int relu,
                          double *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FWD, 1,    relu, 0, N,    C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
-                  bias,         NULL, NULL, y, work, 0};
+    conv_job j = {NNC_CONV_FWD, 1,    relu, 0, N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work};
     conv_run(&j, work_len);
 }
 
@@ -761,8 +718,8 @@ void nnc_conv2d_cols_bwd_data_f64(int64_t N, const double *dy, const double *w, 
                                   int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
                                   int64_t pad, double *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_DATA, 1,   0,    0,  N,    C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
-                  NULL,          add, NULL, dx, work, 0};
+    conv_job j = {NNC_CONV_DATA, 1,   0,    0,  N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work};
     conv_run(&j, work_len);
 }
 
@@ -770,32 +727,8 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     double *work, int64_t work_len)
 {
-    conv_job j = {NNC_CONV_FILTER,
-                  1,
-                  0,
-                  0,
-                  N,
-                  C,
-                  H,
-                  W,
-                  F,
-                  KH,
-                  KW,
-                  stride,
-                  pad,
-                  0,
-                  0,
-                  0,
-                  0,
-                  0,
-                  dy,
-                  NULL,
-                  NULL,
-                  NULL,
-                  x,
-                  dw,
-                  work,
-                  0};
+    conv_job j = {
+        NNC_CONV_FILTER, 1, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
     conv_run(&j, work_len);
 }
 
