@@ -618,10 +618,13 @@ void emit_conv_op(Emitter *e, int t)
         P(e, "    /* %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d, %d group%s: the general kernel */\n", n->kh,
           n->kw, n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups, n->groups == 1 ? "" : "s");
     else {
-        /* (Winograd's class: nnc_conv_wino, at stride 1 in each pass) */
+        /* (Winograd's class: nnc_conv_wino, at stride 1 in each pass;
+         * every pass and CPU from nnc_conv_wino_least's largest count on) */
         const int wino =
             direct && n->stride == 1 && nnc_conv_wino(x.d[1], x.d[2], x.d[3], w.d[0], n->kh, n->kw, n->pad);
-        const char *why = wino         ? "Winograd (the columns without AVX2)"
+        const int64_t all = nnc_conv_wino_least(NNC_CONV_FILTER, 0, x.d[2]);
+        const char *why = wino && x.d[1] >= all && w.d[0] >= all ? "Winograd (the columns without AVX2)"
+            : wino                     ? "Winograd or the direct kernel, by CPU (the columns without AVX2)"
             : direct                   ? "direct kernel (the columns without AVX2)"
             : n->kernel == KERNEL_GEMM ? "one GEMM on the image (no columns)"
             : e->opt->f64              ? "columns (double precision)"

@@ -817,6 +817,11 @@ typedef struct {
      * 7); and back: image row of tile row a (r0) or b (r1) from the output
      * tile columns j = 0:1 */
     __m512i ev, od, od1, ev1, r0, r1;
+    /* 32x32 (wino_in32): a tile vector is one tile row of 16, its row
+     * transform's 32 columns the two vectors a:b; the same four splits
+     * over both (od1 zero at tx = 0, ev1 at tx = 15).  The output's rows
+     * take r0 (columns 0 .. 15) and r1 (16 .. 31) as 16x16's do. */
+    __m512i ev2, od2, od12, ev12;
 } wino_tab;
 
 static void wino_tables(wino_tab *tb)
@@ -866,6 +871,12 @@ static void wino_tables(wino_tab *tb)
     tb->ev = _mm512_loadu_si512(ev), tb->od = _mm512_loadu_si512(od);
     tb->od1 = _mm512_loadu_si512(od1), tb->ev1 = _mm512_loadu_si512(ev1);
     tb->r0 = _mm512_loadu_si512(r0), tb->r1 = _mm512_loadu_si512(r1);
+    for (int l = 0; l < 16; l++) {
+        ev[l] = 2 * l, od[l] = 2 * l + 1;
+        od1[l] = l ? 2 * l - 1 : 0, ev1[l] = l < 15 ? 2 * l + 2 : 0;
+    }
+    tb->ev2 = _mm512_loadu_si512(ev), tb->od2 = _mm512_loadu_si512(od);
+    tb->od12 = _mm512_loadu_si512(od1), tb->ev12 = _mm512_loadu_si512(ev1);
 }
 
 /* V[16][C][64] for one 16x16 example x[C][16][16]: tile vector q is tile
@@ -907,12 +918,54 @@ static int wino_in16(const wino_tab *tb, const float *x, int64_t C, float *V)
     return inf != 0;
 }
 
+/* V[16][C][64] for quarter `part` of one 32x32 example x[C][32][32]: its
+ * tile rows 4 part .. 4 part + 3 (image rows 8 part - 1 .. 8 part + 8),
+ * tile vector q being tile row 4 part + q; Bᵀ over the rows on whole
+ * image rows (two vectors each), then over the columns on their split */
+static int wino_in32(const wino_tab *tb, const float *x, int64_t C, int part, float *V)
+{
+    const __m512 z = _mm512_setzero_ps();
+    __mmask16 inf = 0;
+    for (int64_t c = 0; c < C; c++) {
+        const float *src = x + c * 1024;
+        for (int q = 0; q < 4; q++) {
+            __m512 R[4][2]; /* image rows 2 ty - 1 .. 2 ty + 2 (0 outside) */
+            for (int k = 0; k < 4; k++) {
+                const int r = 2 * (4 * part + q) - 1 + k;
+                for (int h = 0; h < 2; h++) {
+                    R[k][h] = r >= 0 && r < 32 ? _mm512_loadu_ps(src + r * 32 + 16 * h) : z;
+                    inf |= _mm512_fpclass_ps_mask(R[k][h], 0x18);
+                }
+            }
+            __m512 t[2][4]; /* Bᵀ d over the rows, each half of the columns */
+            for (int h = 0; h < 2; h++)
+                wino_bt(R[0][h], R[1][h], R[2][h], R[3][h], t[h]);
+            float *vp = V + c * 64 + q * 16;
+            for (int i = 0; i < 4; i++) {
+                const __m512 e = _mm512_permutex2var_ps(t[0][i], tb->ev2, t[1][i]);
+                const __m512 o = _mm512_permutex2var_ps(t[0][i], tb->od2, t[1][i]);
+                const __m512 o1 = _mm512_maskz_permutex2var_ps(0xFFFE, t[0][i], tb->od12, t[1][i]);
+                const __m512 e1 = _mm512_maskz_permutex2var_ps(0x7FFF, t[0][i], tb->ev12, t[1][i]);
+                __m512 u[4];
+                wino_bt(o1, e, o, e1, u);
+                for (int j = 0; j < 4; j++)
+                    _mm512_storeu_ps(vp + (i * 4 + j) * PLANE(C * 64), u[j]);
+            }
+        }
+    }
+    return inf != 0;
+}
+
 /* V[16][C][64] lanes 16 bi .. for the nb images x[0..nb][C][8][8] (S = 8:
  * X the image's 4 vectors), or for 4 of the nb images x[0..nb][C][4][4]
  * (S = 4: X one vector of each, 0 past nb), all 64 for one x[C][16][16]
- * (S = 16): Bᵀ d B.  Returns whether x held an infinity ("Infinities"). */
-static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_t S, float *V)
+ * (S = 16) or for quarter `part` of one x[C][32][32] (S = 32; part is 0
+ * for the others): Bᵀ d B.  Returns whether x held an infinity
+ * ("Infinities"). */
+static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_t S, int part, float *V)
 {
+    if (S == 32)
+        return wino_in32(tb, x, C, part, V);
     if (S == 16)
         return wino_in16(tb, x, C, V);
     const int four = S == 4;
@@ -937,7 +990,8 @@ static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_
 }
 
 /* y[nb][Fy][S][S] channels 0 .. F (+ bias, relu, + add[nb][Fy][S][S]: as
- * conv_direct) = Aᵀ M A from the block's M [16][F][64] */
+ * conv_direct) = Aᵀ M A from the block's M [16][F][64]; for S = 32, y (and
+ * add) at the block's first row: its 8 rows of each channel */
 static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, int64_t S, int nb, float *y,
                      const float *bias, int relu, const float *add)
 {
@@ -953,8 +1007,12 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, 
             for (int i = 0; i < 2; i++)
                 wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
             /* 8x8: example bi, all its 4 vectors; 16x16: rows 4 bi .. 4 bi +
-             * 3; 4x4: examples 4 bi .. 4 bi + 3 (as many as there are) */
-            const int64_t at = S == 4 ? (4 * bi * Fy + o) * 16 : S == 8 ? (bi * Fy + o) * 64 : o * 256 + 64 * bi;
+             * 3; 32x32: rows 2 bi, 2 bi + 1, two vectors each; 4x4:
+             * examples 4 bi .. 4 bi + 3 (as many as there are) */
+            const int64_t at = S == 4 ? (4 * bi * Fy + o) * 16
+                : S == 8              ? (bi * Fy + o) * 64
+                : S == 16             ? o * 256 + 64 * bi
+                                      : o * 1024 + 64 * bi;
             const int nm = S == 4 && nb - 4 * bi < 4 ? nb - 4 * bi : 4;
             for (int m = 0; m < nm; m++) {
                 __m512 v;
@@ -964,14 +1022,18 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, 
                 else if (S == 8)
                     v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], tb->out_idx[m], out[1]), 0xFF00,
                                            _mm512_permutex2var_ps(out[2], tb->out_idx[m], out[3]));
-                else /* row 4 bi + m: tile row 2 bi + m / 2, its row m % 2: out[2 (m % 2)], out[2 (m % 2) + 1] */
+                else /* 16x16: row 4 bi + m, tile row 2 bi + m / 2, its row m %
+                      * 2: out[2 (m % 2)], out[2 (m % 2) + 1]; 32x32: row 2 bi + m
+                      * % 2, columns 16 (m / 2) .. */
                     v = _mm512_permutex2var_ps(out[2 * (m % 2)], m / 2 ? tb->r1 : tb->r0, out[2 * (m % 2) + 1]);
                 if (bias)
                     v = _mm512_add_ps(v, _mm512_set1_ps(bias[o]));
                 if (relu) /* v > 0 ? v : 0, NaN and -0 to +0 */
                     v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
-                /* the example's next output channel, or the next 16 outputs */
-                const int64_t p = at + (S == 4 ? Fy * 16 : 16) * m;
+                /* the example's next output channel, or the next 16 outputs
+                 * (32x32: m = 0 .. 3 the row's first half, the next row's, the
+                 * second halves) */
+                const int64_t p = at + (S == 4 ? Fy * 16 * m : S == 32 ? 32 * (m % 2) + 16 * (m / 2) : 16 * m);
                 if (add)
                     v = _mm512_add_ps(v, _mm512_loadu_ps(add + p));
                 _mm512_storeu_ps(y + p, v);
@@ -1061,19 +1123,21 @@ static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, int64_t 
  * the odd lanes of both into a vector of tiles (wino_lane).  Returns
  * whether x held an infinity ("Infinities"). */
 static int wino_in4(const float *x, int nb, int64_t C, float *V);
-static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_t S, float *V)
+static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_t S, int part, float *V)
 {
     (void)tb;
     if (S == 4)
         return wino_in4(x, nb, C, V);
     const __m256i left = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6), right = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
-    const int64_t hw = S / 8, tv = S * S / 32; /* vectors of 8 columns a row; tile vectors an example */
+    /* vectors of 8 columns a row; tile row pairs in the block (32x32:
+     * part's 2 of the 8, q0 the first), its tile vectors an example */
+    const int64_t hw = S / 8, nq = S == 32 ? 2 : S / 4, q0 = S == 32 ? 2 * part : 0, tv = nq * hw;
     winf inf = WINF_NONE;
     for (int bi = 0; bi < nb; bi++)
         for (int64_t c = 0; c < C; c++) {
             const float *src = x + (bi * C + c) * S * S;
-            float *vp = V + c * 64 + bi * 8 * tv;
-            for (int64_t q = 0; q < S / 4; q++)
+            float *vp = V + c * 64 + bi * 8 * tv - 8 * q0 * hw;
+            for (int64_t q = q0; q < q0 + nq; q++)
                 for (int64_t h = 0; h < hw; h++) {
                     wv wd[6], sp[6]; /* image rows 4q - 1 + k */
                     for (int k = 0; k < 6; k++) {
@@ -1166,12 +1230,13 @@ static inline void wino_put(float *y, wv r, const float *bias, int64_t o, int re
  * A from the block's M [16][F][64]: a vector of tiles gives image rows 4q
  * .. 4q + 3, columns 8h .. 8h + 7, each the unpack of an output row's
  * even and odd columns (out[2 i], out[2 i + 1]): the low lanes of each
- * half for tile row 2q, the high ones for 2q + 1 */
+ * half for tile row 2q, the high ones for 2q + 1.  For S = 32, y (and
+ * add) at the block's first row: its 8 rows of each channel. */
 static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, int64_t S, int nb, float *y,
                      const float *bias, int relu, const float *add)
 {
     (void)tb;
-    const int64_t hw = S / 8, tv = S * S / 32, SS = S * S;
+    const int64_t hw = S / 8, tv = S == 32 ? 8 : S * S / 32, SS = S * S;
     for (int64_t o = 0; o < F; o++)
         for (int64_t v = 0; v < (S == 4 ? (nb + 1) / 2 : nb * tv); v++) {
             const float *mp = M + o * 64 + 8 * v;
@@ -1235,12 +1300,13 @@ static void wino_dw(const float *dU, float *dw, int64_t C, int64_t F, int64_t Fp
         }
 }
 
-/* y[N][F][S][S] = conv3x3, padding 1, of x[N][C][S][S] for S = 8 or 16 (+
- * bias, relu, + add: as conv_direct), given the transformed kernel U
- * [16][C][F] at wk; then V [16][C][64] and M [16][F][64]
+/* y[N][F][S][S] = conv3x3, padding 1, of x[N][C][S][S] for S = 4, 8, 16
+ * or 32 (+ bias, relu, + add: as conv_direct), given the transformed
+ * kernel U [16][C][F] at wk; then V [16][C][64] and M [16][F][64]
  * (nnc_conv_wino_work): a block of 64 tiles is 16 examples of 4x4, 4 of
- * 8x8 or one of 16x16, nvec vectors of VL; the products in blocks of up to WMR
- * output channels x WNV vectors, as even as can be */
+ * 8x8, one of 16x16 or a quarter of one 32x32 (8 of its rows), nvec
+ * vectors of VL; the products in blocks of up to WMR output channels x WNV
+ * vectors, as even as can be */
 static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64_t F, int64_t Fy, const float *bias,
                 int relu, const float *add, float *wk)
 {
@@ -1248,12 +1314,14 @@ static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64
     float *V = wk + 16 * PLANE(C * F), *M = V + 16 * PLANE(C * 64);
     wino_tab tb;
     wino_tables(&tb);
-    const int64_t nblk = (F + WMR - 1) / WMR, base = F / nblk, extra = F % nblk, SS = S * S, per = 256 / SS;
-    for (int64_t b0 = 0; b0 < N; b0 += per) {
+    const int64_t nblk = (F + WMR - 1) / WMR, base = F / nblk, extra = F % nblk, SS = S * S;
+    const int64_t per = SS < 256 ? 256 / SS : 1, parts = SS > 256 ? SS / 256 : 1; /* examples, blocks an example */
+    for (int64_t b0 = 0; b0 < N * parts; b0 += per) {
         /* (4x4: a last vector of tiles part empty, its lanes 0) */
-        const int nb = N - b0 < per ? (int)(N - b0) : (int)per, nvec = (int)((nb * SS / 4 + VL - 1) / VL);
+        const int64_t e0 = b0 / parts, row = b0 % parts * 8 * S; /* the first example, (32x32) row */
+        const int nb = N - e0 < per ? (int)(N - e0) : (int)per, nvec = (int)((nb * SS / parts / 4 + VL - 1) / VL);
         const int jblk = (nvec + WNV - 1) / WNV, jbase = nvec / jblk, jextra = nvec % jblk;
-        if (wino_in(&tb, x + b0 * C * SS, nb, C, S, V))
+        if (wino_in(&tb, x + e0 * C * SS, nb, C, S, (int)(b0 % parts), V))
             return 1;                   /* an infinity: the caller redoes the whole call directly */
         for (int xi = 0; xi < 16; xi++) /* the products */
             for (int j = 0, j0 = 0; j < jblk; j++) {
@@ -1266,7 +1334,7 @@ static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64
                 }
                 j0 += nv;
             }
-        wino_out(&tb, M, F, Fy, S, nb, y + b0 * Fy * SS, bias, relu, add ? add + b0 * Fy * SS : NULL);
+        wino_out(&tb, M, F, Fy, S, nb, y + e0 * Fy * SS + row, bias, relu, add ? add + e0 * Fy * SS + row : NULL);
     }
     return 0;
 }
@@ -1278,7 +1346,8 @@ static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64
 static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t S, int64_t F,
                        int64_t Fdy, float *wk)
 {
-    const int64_t Fp = (F + VL - 1) / VL * VL, SS = S * S, TW = S / 2, per = 256 / SS;
+    const int64_t Fp = (F + VL - 1) / VL * VL, SS = S * S, TW = S / 2;
+    const int64_t per = SS < 256 ? 256 / SS : 1, parts = SS > 256 ? SS / 256 : 1, TR = TW / parts; /* TR tile rows */
     float *V = wk, *Z = V + 16 * PLANE(C * 64), *dU = Z + 16 * PLANE(64 * Fp), *dyT = dU + 16 * PLANE(C * Fp);
     wino_tab tb;
     wino_tables(&tb);
@@ -1287,22 +1356,23 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
     memset(dyT, 0, sizeof(float) * (size_t)(SS * Fp));
     winf inf = WINF_NONE; /* in dy: the tiles read each element once */
     const int64_t nblk = (C + WFMR - 1) / WFMR, base = C / nblk, extra = C % nblk;
-    for (int64_t b0 = 0; b0 < N; b0 += per) {
-        const int nb = N - b0 < per ? (int)(N - b0) : (int)per;
-        if (wino_in(&tb, x + b0 * C * SS, nb, C, S, V))
+    for (int64_t b0 = 0; b0 < N * parts; b0 += per) {
+        const int64_t e0 = b0 / parts, pt = b0 % parts; /* the first example, its block (32x32) */
+        const int nb = N - e0 < per ? (int)(N - e0) : (int)per;
+        if (wino_in(&tb, x + e0 * C * SS, nb, C, S, (int)pt, V))
             return 1; /* an infinity: dw not written yet */
         for (int bi = 0; bi < nb; bi++) {
             /* dy's example as [position][Fp], by vector x vector blocks:
              * then a tile's element for VL output channels is one load (by
              * lanes of tiles instead, Z was scattered into [tile][o]: a
              * third of the time) */
-            const float *db = dy + (b0 + bi) * Fdy * SS;
-            transpose(dyT, Fp, db, SS, F, SS);
-            for (int64_t t = 0; t < TW * TW; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
+            if (pt == 0)
+                transpose(dyT, Fp, dy + (e0 + bi) * Fdy * SS, SS, F, SS);
+            for (int64_t t = 0; t < TR * TW; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
                 for (int64_t o0 = 0; o0 < Fp; o0 += VL) {
-                    const float *e0 = dyT + (2 * (t / TW) * S + 2 * (t % TW)) * Fp + o0;
-                    const wv e00 = WLOAD(e0), e01 = WLOAD(e0 + Fp);
-                    const wv e10 = WLOAD(e0 + S * Fp), e11 = WLOAD(e0 + (S + 1) * Fp);
+                    const float *e0p = dyT + (2 * (pt * TR + t / TW) * S + 2 * (t % TW)) * Fp + o0;
+                    const wv e00 = WLOAD(e0p), e01 = WLOAD(e0p + Fp);
+                    const wv e10 = WLOAD(e0p + S * Fp), e11 = WLOAD(e0p + (S + 1) * Fp);
                     inf =
                         winf_or(inf, winf_or(winf_or(winf_of(e00), winf_of(e01)), winf_or(winf_of(e10), winf_of(e11))));
                     wv z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
@@ -1325,7 +1395,7 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
                 for (int64_t k = 0, c0 = 0; k < nblk; k++) {
                     const int64_t mr = base + (k < extra);
                     wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp,
-                                           c0, o0, (int)(nb * SS / 4), b0 == 0);
+                                           c0, o0, (int)(nb * SS / parts / 4), b0 == 0);
                     c0 += mr;
                 }
             }
@@ -1349,6 +1419,15 @@ int NNC_ISA_FN(nnc_conv_direct_ok)(void)
     return 0;
 #endif
 }
+
+#if defined(__AVX512F__) || CONV_AVX2
+/* whether this pass of a layer goes by Winograd in this build (nnc_conv.h) */
+static int wino_here(int pass, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
+{
+    const int64_t least = nnc_conv_wino_least(pass, CONV_AVX2, H);
+    return nnc_conv_wino(C, H, W, F, KH, KW, pad) && C >= least && F >= least;
+}
+#endif
 
 static void check_work(const char *what, int64_t have, int64_t need)
 {
@@ -1403,7 +1482,7 @@ void NNC_ISA_FN(nnc_conv2d_s1_f32)(int64_t N, const float *x, const float *w, fl
         return;
     }
 #if defined(__AVX512F__) || CONV_AVX2
-    if (nnc_conv_wino(C, H, W, F, KH, KW, pad)) {
+    if (wino_here(NNC_CONV_FWD, C, H, W, F, KH, KW, pad)) {
         wino_kernel(w, C, F, 0, 0, work);
         if (!wino(N, x, y, C, H, F, F, bias, relu, NULL, work))
             return;
@@ -1439,7 +1518,7 @@ void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)(int64_t N, const float *dy, const fl
         return;
     }
 #if defined(__AVX512F__) || CONV_AVX2
-    if (nnc_conv_wino(F, OH, OW, C, KH, KW, pad)) { /* (OH = H at padding 1) */
+    if (wino_here(NNC_CONV_DATA, F, OH, OW, C, KH, KW, pad)) { /* (OH = H at padding 1) */
         wino_kernel(w, F, C, 1, C, work);
         if (!wino(N, dy, dx, F, H, C, C, NULL, 0, add, work))
             return;
@@ -1827,7 +1906,8 @@ void NNC_ISA_FN(nnc_conv2d_bwd_filter_f32)(int64_t N, const float *dy, const flo
         return;
     }
 #if defined(__AVX512F__) || CONV_AVX2
-    if (S == 1 && N > 0 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && !wino_filter(N, dy, x, dw, C, H, F, F, work))
+    if (S == 1 && N > 0 && wino_here(NNC_CONV_FILTER, C, H, W, F, KH, KW, pad) &&
+        !wino_filter(N, dy, x, dw, C, H, F, F, work))
         return;
 #endif
     if (S == 1 && F <= 8) {

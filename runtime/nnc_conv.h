@@ -101,15 +101,42 @@ static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_
     return nnc_conv_max(4 * C * Lin + F * Lout, nnc_conv2d_cols_work(C, H, W, F, KH, KW, 2, pad));
 }
 
-/* Whether a stride-1 layer (or its data gradient, C and F swapped) goes by
- * Winograd's F(2x2, 3x3) where the runtime has AVX-512 or AVX2 + FMA
- * (conv.c): 3x3, padding 1, 4x4, 8x8 or 16x16 images, 32 or more channels
- * in and out.  Its work: the transformed kernel U [16][C][F], a block of 64
+/* A convolution's three passes: the forward pass, the data gradient and
+ * the kernel gradient. */
+enum { NNC_CONV_FWD, NNC_CONV_DATA, NNC_CONV_FILTER };
+
+/* Whether a stride-1 layer (or its data gradient, C and F swapped) is of
+ * Winograd's class: 3x3, padding 1, square images of 4x4 with 32 or more
+ * channels in and out, or of 8x8, 16x16 or 32x32 with 16 or more.  Each
+ * pass of such a layer goes by Winograd's F(2x2, 3x3) where the runtime
+ * has AVX-512 or AVX2 + FMA (conv.c) and both channel counts reach
+ * nnc_conv_wino_least, else by the direct kernel; the work holds either.
+ * Winograd's work: the transformed kernel U [16][C][F], a block of 64
  * tiles' transformed input V [16][C][64] (16 images of 4x4, 4 of 8x8, one
- * of 16x16) and products M [16][F][64]. */
+ * of 16x16, a quarter of one 32x32) and products M [16][F][64]. */
 static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
 {
-    return KH == 3 && KW == 3 && pad == 1 && H == W && (H == 4 || H == 8 || H == 16) && C >= 32 && F >= 32;
+    const int64_t least = H == 4 ? 32 : 16;
+    return KH == 3 && KW == 3 && pad == 1 && H == W && (H == 4 || H == 8 || H == 16 || H == 32) && C >= least &&
+        F >= least;
+}
+
+/* The least channel count, in and out, at which pass `pass` of a layer of
+ * the class goes by Winograd, with AVX2's 8-float vectors (avx2) or
+ * AVX-512's 16.  Its transforms cost in proportion to the channels, its
+ * products to their square: at 16 channels (32 images of 32x32 or 16x16)
+ * Winograd ran the forward pass 0.97-1.0x as fast as the direct kernel at
+ * AVX-512, 1.16-1.43x at AVX2; at 24, 1.2-1.65x and 1.45-1.8x.  The kernel
+ * gradient's products feed 6 FMAs a broadcast for 16 output channels (a
+ * vector of them at AVX-512): 0.7-0.85x the direct kernel at 16 and 24
+ * channels there, 0.83x at 16 and 1.2x at 24 with AVX2. */
+static inline int64_t nnc_conv_wino_least(int pass, int avx2, int64_t H)
+{
+    if (H == 4)
+        return 32;
+    if (pass == NNC_CONV_FILTER)
+        return avx2 ? 24 : 32;
+    return avx2 ? 16 : 24;
 }
 
 #define NNC_WINO_PAD 16 /* floats after each of the 16 planes (conv.c) */
@@ -256,7 +283,6 @@ static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W
  * gradient); `direct`, conv.c's kernels (stride 1, or 2 by phases), else
  * conv_cols.c's columns.  The compiler reserves it, threads.c hands it to
  * each call: one formula, so the two agree. */
-enum { NNC_CONV_FWD, NNC_CONV_DATA, NNC_CONV_FILTER };
 static inline int64_t nnc_conv_kernel_work(int pass, int direct, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
                                            int64_t KW, int64_t stride, int64_t pad)
 {

@@ -466,7 +466,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -503,7 +503,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -542,7 +542,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -579,7 +579,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1213,7 +1213,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1250,7 +1250,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1289,7 +1289,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1326,7 +1326,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -1959,7 +1959,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -1996,7 +1996,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -2035,7 +2035,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
@@ -2072,7 +2072,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
@@ -2831,7 +2831,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -2901,7 +2901,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -2973,7 +2973,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -3043,7 +3043,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -4264,7 +4264,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -4334,7 +4334,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -4406,7 +4406,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -4476,7 +4476,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -5696,7 +5696,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -5766,7 +5766,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -5838,7 +5838,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
@@ -5908,7 +5908,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
@@ -7753,10 +7753,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7808,10 +7808,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -7870,10 +7870,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -7925,10 +7925,10 @@ static void res_net_backward_generic(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -8891,10 +8891,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -8946,10 +8946,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -9008,10 +9008,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -9063,10 +9063,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -10028,10 +10028,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -10083,10 +10083,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -10145,10 +10145,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -10200,10 +10200,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX2) */
+    /* 3x3, stride 1, padding 1: Winograd or the direct kernel, by CPU (the columns without AVX2) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {

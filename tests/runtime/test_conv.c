@@ -208,9 +208,13 @@ static void inf_case(int S, int N)
         w[i] = (float)fabs(urand(&seed)) + 0.01f;
     for (size_t i = 0; i < ny; i++)
         dy[i] = (float)fabs(urand(&seed));
-    /* x's inf at (3, 4), (2, 1) of 4x4, feeds all 9 taps */
-    const size_t xinf = (size_t)(b * C + 3) * S * S + (S > 4 ? 3 * S + 4 : 2 * S + 1),
-                 dyinf = (size_t)(b * F + 5) * S * S + 2 * S + 2;
+    /* x's inf at (3, 4), (2, 1) of 4x4, feeds all 9 taps; 32x32: at (27,
+     * 4), in the example's last block, after three were written */
+    const size_t xinf = (size_t)(b * C + 3) * S * S +
+        (S == 32     ? 27 * S + 4
+             : S > 4 ? 3 * S + 4
+                     : 2 * S + 1),
+                 dyinf = (size_t)(b * F + 5) * S * S + (S == 32 ? 26 * S : 2 * S) + 2;
     x[xinf] = INFINITY;
     dy[dyinf] = INFINITY;
     int64_t nwk = nnc_conv2d_s1_work(C, S, S, F, K, K, 1);
@@ -375,37 +379,43 @@ static int wino_expected(void)
  * dy[0][2][4] = 1 (4x4: all two columns to the left, the same places in
  * their tile).  The kernel gradient: dy[0][2][2] = 1 alone, so
  * dw[0][0][1][0] = x[0][2][1] = 1.  Winograd gives 0 for each. */
-static void route_case(int S)
+static void route_case(int S, int C)
 {
-    const int wino = wino_expected();
-    if (wino < 0)
+    const int here = wino_expected(), F = C;
+    if (here < 0)
         return;
-    const int C = 32, F = 32;
+    /* which passes take Winograd at this ISA (nnc_conv.h) */
+    const int avx2 = nnc_isa() == NNC_ISA_AVX2, fwd = here && C >= nnc_conv_wino_least(NNC_CONV_FWD, avx2, S),
+              filter = here && C >= nnc_conv_wino_least(NNC_CONV_FILTER, avx2, S);
+    int wino = fwd;
     const size_t nx = (size_t)C * S * S, ny = (size_t)F * S * S, nw = (size_t)F * C * 9;
     float *x = calloc(nx, sizeof(float)), *w = calloc(nw, sizeof(float)), *y = calloc(ny, sizeof(float));
     float *dy = calloc(ny, sizeof(float)), *dx = calloc(nx, sizeof(float)), *dw = calloc(nw, sizeof(float));
-    const float big = 33554432.0f, want = wino ? 0.0f : 1.0f;
+    const float big = 33554432.0f;
+    float want = wino ? 0.0f : 1.0f;
     const char *how = wino ? "by Winograd (0)" : "exact (1)";
     x[2 * S + 1] = 1.0f, x[2 * S + 3] = big;
     w[1 * 3 + 0] = 1.0f;
     int64_t nwk = nnc_conv2d_s1_work(C, S, S, F, 3, 3, 1);
     float *wk = work_with_guard(nwk);
     nnc_conv2d_s1_f32(1, x, w, y, C, S, S, F, 3, 3, 1, NULL, 0, wk, nwk);
-    CHECKF(y[2 * S + 2] == want, "forward %dx%d: y = %g, %s expected", S, S, y[2 * S + 2], how);
+    CHECKF(y[2 * S + 2] == want, "forward %dx%d C%d: y = %g, %s expected", S, S, C, y[2 * S + 2], how);
     free(wk);
     const int sh = S == 4 ? 2 : 0;
     dy[2 * S + 2 - sh] = big, dy[2 * S + 4 - sh] = 1.0f;
     nwk = nnc_conv2d_s1_bwd_data_work(C, S, S, F, 3, 3, 1);
     wk = work_with_guard(nwk);
     nnc_conv2d_s1_bwd_data_f32(1, dy, w, dx, NULL, C, S, S, F, 3, 3, 1, wk, nwk);
-    CHECKF(dx[2 * S + 3 - sh] == want, "data gradient %dx%d: dx = %g, %s expected", S, S, dx[2 * S + 3 - sh], how);
+    CHECKF(dx[2 * S + 3 - sh] == want, "data gradient %dx%d C%d: dx = %g, %s expected", S, S, C, dx[2 * S + 3 - sh],
+           how);
     free(wk);
     memset(dy, 0, sizeof(float) * ny);
     dy[2 * S + 2] = 1.0f;
+    wino = filter, want = wino ? 0.0f : 1.0f, how = wino ? "by Winograd (0)" : "exact (1)";
     nwk = nnc_conv2d_bwd_filter_work(C, S, S, F, 3, 3, 1, 1);
     wk = work_with_guard(nwk);
     nnc_conv2d_bwd_filter_f32(1, dy, x, dw, C, S, S, F, 3, 3, 1, 1, wk, nwk);
-    CHECKF(dw[3] == want, "kernel gradient %dx%d: dw = %g, %s expected", S, S, dw[3], how);
+    CHECKF(dw[3] == want, "kernel gradient %dx%d C%d: dw = %g, %s expected", S, S, C, dw[3], how);
     free(wk);
     free(x), free(w), free(y), free(dy), free(dx), free(dw);
 }
@@ -622,6 +632,14 @@ int main(void)
     one_case(&seed, 5, 48, 4, 4, 33, 3, 3, 1);
     one_case(&seed, 1, 33, 4, 4, 64, 3, 3, 1);
     one_case(&seed, 16, 64, 4, 4, 37, 3, 3, 1);
+    /* 16 to 31 channels (Winograd at avx2 from 16, at avx512 from 24) */
+    one_case(&seed, 3, 24, 8, 8, 17, 3, 3, 1);
+    one_case(&seed, 2, 16, 16, 16, 26, 3, 3, 1);
+    one_case(&seed, 1, 25, 32, 32, 24, 3, 3, 1);
+    /* 32x32: a block is a quarter of an example (8 of its rows) */
+    one_case(&seed, 2, 32, 32, 32, 33, 3, 3, 1);
+    one_case(&seed, 1, 35, 32, 32, 48, 3, 3, 1);
+    inf_case(32, 2);
     inf_case(8, 2);
     inf_case(8, 6); /* the inf in the second block of 8x8 images */
     inf_case(16, 2);
@@ -630,10 +648,18 @@ int main(void)
     nan_case(8, 3);
     nan_case(16, 2);
     nan_case(4, 5);
+    nan_case(32, 1);
     /* every pass of the class goes by Winograd at avx512 and avx2 */
-    route_case(8);
-    route_case(16);
-    route_case(4);
+    route_case(8, 32);
+    route_case(16, 32);
+    route_case(4, 32);
+    route_case(32, 32);
+    /* fewer channels: the forward pass and the data gradient from 16 at
+     * avx2, 24 at avx512; the kernel gradient from 24 at avx2, 32 at
+     * avx512 */
+    route_case(32, 16);
+    route_case(8, 24);
+    route_case(16, 24);
     /* channel tails, tiny and odd images, non-square kernels, padding */
     for (int F = 1; F <= 9; F++)
         one_case(&seed, 1, 3, 5, 7, F, 3, 3, 1);
@@ -704,6 +730,9 @@ int main(void)
     filter_case(&seed, 17, 32, 4, 4, 35, 3, 3, 1, 1); /* 4x4: two blocks, the second of one example */
     filter_case(&seed, 5, 40, 4, 4, 64, 3, 3, 1, 1);
     filter_case(&seed, 3, 33, 4, 4, 97, 3, 3, 1, 1);
+    filter_case(&seed, 2, 34, 32, 32, 35, 3, 3, 1, 1); /* 32x32: four blocks an example */
+    filter_case(&seed, 2, 24, 32, 32, 25, 3, 3, 1, 1); /* (avx2 from 24 channels) */
+    filter_case(&seed, 5, 26, 8, 8, 24, 3, 3, 1, 1);
     filter_case(&seed, 2, 16, 32, 32, 32, 3, 3, 2, 1);
     filter_case(&seed, 3, 1, 28, 28, 6, 5, 5, 1, 2);
     filter_case(&seed, 3, 6, 14, 14, 16, 5, 5, 1, 0);
