@@ -21,12 +21,17 @@
  * takes every 16th element: L/16 of them); each lane's row totals are
  * added in double per channel, and the row's tail (L % 16 elements) in
  * double; the channel's total is the double sum of its 17 accumulators.
+ * The threads split the examples into items fixed by the shape
+ * (threads.c), and add the items' double totals in item order.
  * The avx2 build's two 8-float vectors are the same 16 lanes, each summed
  * in the same order (and no sum contracts to an FMA: this file is
  * compiled without -ffp-contract=fast), so every build gives the same
  * bits.
- * The variance is two-pass (the mean first, then squared deviations from
- * it), as PyTorch, so there is no cancellation in E[x^2] - E[x]^2.
+ * The variance is two-pass, as PyTorch, so there is no cancellation in
+ * E[x^2] - E[x]^2: each item sums its rows, then their squared
+ * deviations from the item's own mean, and threads.c moves those to the
+ * batch's mean exactly (in double, by terms of the order of the float
+ * rounding of the item's mean).
  *
  * Memory order: a block of channels is walked example by example, CB rows
  * of L contiguous floats at a time (CB L >= 1024 floats where C allows):
@@ -35,7 +40,6 @@
  * took 3x as long as batch norm's dx over the same inputs in memory
  * order).  A block's rows (N CB L floats, 128 KB for resnet_small) are
  * still in cache for the variance's second pass. */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -250,46 +254,41 @@ void NNC_ISA_FN(nnc_channel_sum_f32)(int64_t N, int64_t C, int64_t L, const floa
         }
 }
 
-void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *x, float *st, int64_t c_begin,
+/* One item of nnc_bn_stats_f32 and nnc_bn_moment_f32 (threads.c: items
+ * are ranges of examples; x is the item's first example, N its count),
+ * for channels c_begin <= c < c_end, k = c - c_begin: part[3k] = the sum
+ * of the channel's rows, part[3k + 2] = m = (float)(that sum / (N L)),
+ * the item's own mean, and part[3k + 1] = the sum of (x - m)^2.  Both
+ * passes over a block of channels run while its rows are in cache; the
+ * caller turns the items' sums into squared deviations from any centre
+ * (threads.c, bn_sums). */
+void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *x, double *part, int64_t c_begin,
                                   int64_t c_end)
 {
     const int64_t cb = block(C, L);
-    const double M = (double)N * (double)L;
+    const double n = (double)N * (double)L;
     acc a[CB];
     float mu[CB];
     for (int64_t c0 = c_begin; c0 < c_end; c0 += cb) {
         const int64_t cn = c_end - c0 < cb ? c_end - c0 : cb;
+        double *pp = part + 3 * (c0 - c_begin);
         channel_sums(a, x, N, C, L, c0, cn, NULL);
-        for (int64_t cc = 0; cc < cn; cc++)
-            mu[cc] = (float)(total(&a[cc]) / M);
-        channel_sums(a, x, N, C, L, c0, cn, mu);
         for (int64_t cc = 0; cc < cn; cc++) {
-            st[c0 + cc] = mu[cc];
-            st[C + c0 + cc] = (float)(total(&a[cc]) / M);
+            pp[3 * cc] = total(&a[cc]);
+            mu[cc] = n > 0 ? (float)(pp[3 * cc] / n) : 0.0f;
+            pp[3 * cc + 2] = mu[cc];
         }
-    }
-}
-
-/* One of the two passes of nnc_bn_stats_f32, for a batch split across
- * processes (nnc_bn_stats_global_f32): out[c] = the sum over this
- * process's rows of x (mu NULL), or of (x - mu[c])^2, divided by M, the
- * joined batch's count per channel.  The same sums, in the same order,
- * as there. */
-void NNC_ISA_FN(nnc_bn_moment_f32)(int64_t N, int64_t C, int64_t L, const float *x, const float *mu, double M,
-                                   float *out, int64_t c_begin, int64_t c_end)
-{
-    const int64_t cb = block(C, L);
-    acc a[CB];
-    for (int64_t c0 = c_begin; c0 < c_end; c0 += cb) {
-        const int64_t cn = c_end - c0 < cb ? c_end - c0 : cb;
-        channel_sums(a, x, N, C, L, c0, cn, mu ? mu + c0 : NULL);
+        channel_sums(a, x, N, C, L, c0, cn, mu);
         for (int64_t cc = 0; cc < cn; cc++)
-            out[c0 + cc] = (float)(total(&a[cc]) / M);
+            pp[3 * cc + 1] = total(&a[cc]);
     }
 }
 
+/* One item of nnc_bn_grads_f32 (threads.c: a range of examples, dy, x
+ * and mask at its first), channels c_begin <= c < c_end, k = c - c_begin:
+ * part[2k] = the sum of d (x - st[c]), part[2k + 1] = the sum of d. */
 void NNC_ISA_FN(nnc_bn_grads_f32)(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
-                                  const float *st, double eps, float *g, int64_t c_begin, int64_t c_end)
+                                  const float *st, double *part, int64_t c_begin, int64_t c_end)
 {
     const int64_t cb = block(C, L), L16 = L / 16 * 16;
     acc sx[CB], sd[CB];
@@ -310,8 +309,8 @@ void NNC_ISA_FN(nnc_bn_grads_f32)(int64_t N, int64_t C, int64_t L, const float *
                 row_grads(&sx[cc], &sd[cc], xr, dr, mr, L16, m);
             }
         for (int64_t cc = 0; cc < cn; cc++) {
-            g[c0 + cc] = (float)(total(&sx[cc]) / sqrt((double)st[C + c0 + cc] + eps));
-            g[C + c0 + cc] = (float)total(&sd[cc]);
+            part[2 * (c0 - c_begin + cc)] = total(&sx[cc]);
+            part[2 * (c0 - c_begin + cc) + 1] = total(&sd[cc]);
         }
     }
 }

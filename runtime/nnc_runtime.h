@@ -479,7 +479,9 @@ void nnc_conv2d_gen_bwd_filter_f64(int64_t N, const double *dy, const double *x,
 /* ---- batch norm's channel sums (bn.c) ------------------------------------------ */
 
 /* Over x[N][C][L] (channel c: N rows of L floats): st[0][c] = the mean and
- * st[1][c] = the biased variance (two-pass), accumulated in double. */
+ * st[1][c] = the biased variance (two-pass), accumulated in double, the
+ * examples in a fixed number of ranges (set by the shape) whose sums are
+ * added in order: the same bits at any thread count. */
 void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st);
 
 /* y[c] = the sum over n < N and l < L of x[n][c][l] (a convolution's bias
@@ -499,7 +501,8 @@ void nnc_bn_stats_global_f32(int64_t N, int64_t gN, int64_t C, int64_t L, const 
 /* Batch norm's backward sums over dy[N][C][L], with d = dy, or with d = dy
  * where mask > 0 and 0 elsewhere unless mask is NULL (relu's gradient
  * through its output): g[0][c] = sum of d (x - st[0][c]) / sqrt(st[1][c]
- * + eps) (the weight's gradient), g[1][c] = sum of d (the bias's). */
+ * + eps) (the weight's gradient), g[1][c] = sum of d (the bias's); by
+ * ranges of examples as nnc_bn_stats_f32. */
 void nnc_bn_grads_f32(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
                       const float *st, double eps, float *g);
 

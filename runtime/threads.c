@@ -24,6 +24,7 @@
  * of one item's need each, and a call runs on as many threads as there
  * are slices.  Extra threads therefore add only their slices of scratch.
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -215,6 +216,14 @@ static int threads_for(int64_t need, int64_t work_len)
  * items' sums fit on the caller's stack. */
 enum { CSUM_ITEMS = 8, CSUM_C = 256 };
 
+/* the items of a sum over x[N][C][L] (batch norm's too) */
+static int64_t example_items(int64_t N, int64_t C, int64_t L)
+{
+    int64_t items = N * C * L / 16384;
+    items = items < 1 ? 1 : items > CSUM_ITEMS ? CSUM_ITEMS : items;
+    return items < N ? items : N > 0 ? N : 1;
+}
+
 typedef struct {
     int64_t N, C, L, items, c0, c1;
     const float *x;
@@ -232,9 +241,7 @@ static void csum_item(void *p, int64_t i, int slot)
 void nnc_channel_sum_f32(int64_t N, int64_t C, int64_t L, const float *x, float *y)
 {
     double sums[CSUM_ITEMS * CSUM_C];
-    int64_t items = N * C * L / 16384;
-    items = items < 1 ? 1 : items > CSUM_ITEMS ? CSUM_ITEMS : items;
-    items = items < N ? items : N > 0 ? N : 1;
+    const int64_t items = example_items(N, C, L);
     for (int64_t c0 = 0; c0 < C; c0 += CSUM_C) {
         csum_job j = {N, C, L, items, c0, c0 + CSUM_C < C ? c0 + CSUM_C : C, x, sums};
         run_items(items, nnc_threads(), csum_item, &j);
@@ -247,47 +254,76 @@ void nnc_channel_sum_f32(int64_t N, int64_t C, int64_t L, const float *x, float 
     }
 }
 
-/* ---- batch norm's sums: items of channels --------------------------------------- */
+/* ---- batch norm's sums: items of examples --------------------------------------- */
+
+/* They went by channels, as the bias gradient did (above), and for the
+ * same reason each thread read every example's rows, half of them from
+ * the other core's cache: the layer before and the normalization after
+ * split by examples.  Now the items are ranges of examples, as many as
+ * nnc_channel_sum_f32's (fixed by the shape), and each channel's item sums
+ * are added in item order in double: the same bits at any thread count.
+ * BN_C channels at a time, so that the items' sums fit on the caller's
+ * stack (8 items x 128 channels x 3 doubles: 24 KB). */
+enum { BN_C = 128 };
 
 typedef struct {
-    int64_t N, C, L, items;
+    int64_t N, C, L, items, c0, c1;
     const float *x, *dy, *mask, *st;
-    float *out;
-    double eps;
+    double *part; /* [items][BN_C][3] (the statistics) or [2] (the gradients) */
 } bn_job;
 
 static void bn_stats_item(void *p, int64_t i, int slot)
 {
     const bn_job *j = p;
     (void)slot;
-    nnc_bn_stats_f32_serial(j->N, j->C, j->L, j->x, j->out, part(j->C, j->items, i), part(j->C, j->items, i + 1));
+    const int64_t a = part(j->N, j->items, i), b = part(j->N, j->items, i + 1);
+    nnc_bn_stats_f32_serial(b - a, j->C, j->L, j->x + a * j->C * j->L, j->part + i * 3 * BN_C, j->c0, j->c1);
+}
+
+/* mean[c] = (float)(the sum of x's rows of channel c / M) and var[c] =
+ * (float)(the sum of (x - centre)^2 / M), centre = mu[c] or, mu NULL,
+ * mean[c]; either output may be NULL.  Item i's sums (s_i, q_i about its
+ * own float mean m_i, over n_i elements) give the squared deviations from
+ * the centre exactly as q_i - 2 (centre - m_i)(s_i - n_i m_i) + n_i
+ * (centre - m_i)^2: the second pass stays inside each item, while its
+ * rows are in cache, and the double terms beside q_i are of the order of
+ * the float rounding of m_i. */
+static void bn_sums(int64_t N, int64_t C, int64_t L, const float *x, const float *mu, double M, float *mean, float *var)
+{
+    double sums[CSUM_ITEMS * 3 * BN_C];
+    const int64_t items = example_items(N, C, L);
+    for (int64_t c0 = 0; c0 < C; c0 += BN_C) {
+        bn_job j = {N, C, L, items, c0, c0 + BN_C < C ? c0 + BN_C : C, x, NULL, NULL, NULL, sums};
+        run_items(items, nnc_threads(), bn_stats_item, &j);
+        for (int64_t c = j.c0; c < j.c1; c++) {
+            const double *q = sums + 3 * (c - c0);
+            double s = 0;
+            for (int64_t i = 0; i < items; i++)
+                s += q[i * 3 * BN_C];
+            const float m = (float)(s / M);
+            const double centre = mu ? mu[c] : m;
+            double d = 0;
+            for (int64_t i = 0; i < items; i++) {
+                const double *qi = q + i * 3 * BN_C, off = centre - qi[2];
+                const double n = (double)(part(N, items, i + 1) - part(N, items, i)) * (double)L;
+                d += qi[1] - 2 * off * (qi[0] - n * qi[2]) + n * off * off;
+            }
+            if (mean)
+                mean[c] = m;
+            if (var)
+                var[c] = (float)((d > 0 || d != d ? d : 0) / M); /* (NaN kept, rounding below 0 not) */
+        }
+    }
 }
 
 void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st)
 {
-    bn_job j = {N, C, L, items_for(C, 2.0 * (double)N * (double)L), x, NULL, NULL, NULL, st, 0};
-    run_items(j.items, nnc_threads(), bn_stats_item, &j);
-}
-
-typedef struct {
-    int64_t N, C, L, items;
-    const float *x, *mu;
-    double M;
-    float *out;
-} bn_moment_job;
-
-static void bn_moment_item(void *p, int64_t i, int slot)
-{
-    const bn_moment_job *j = p;
-    (void)slot;
-    nnc_bn_moment_f32_serial(j->N, j->C, j->L, j->x, j->mu, j->M, j->out, part(j->C, j->items, i),
-                             part(j->C, j->items, i + 1));
+    bn_sums(N, C, L, x, NULL, (double)N * (double)L, st, st + C);
 }
 
 void nnc_bn_moment_f32(int64_t N, int64_t C, int64_t L, const float *x, const float *mu, double M, float *out)
 {
-    bn_moment_job j = {N, C, L, items_for(C, (double)N * (double)L), x, mu, M, out};
-    run_items(j.items, nnc_threads(), bn_moment_item, &j);
+    bn_sums(N, C, L, x, mu, M, mu ? NULL : out, mu ? out : NULL);
 }
 
 void nnc_bn_stats_global_f32(int64_t N, int64_t gN, int64_t C, int64_t L, const float *x, float *st)
@@ -310,15 +346,29 @@ static void bn_grads_item(void *p, int64_t i, int slot)
 {
     const bn_job *j = p;
     (void)slot;
-    nnc_bn_grads_f32_serial(j->N, j->C, j->L, j->dy, j->x, j->mask, j->st, j->eps, j->out, part(j->C, j->items, i),
-                            part(j->C, j->items, i + 1));
+    const int64_t a = part(j->N, j->items, i), b = part(j->N, j->items, i + 1), o = a * j->C * j->L;
+    nnc_bn_grads_f32_serial(b - a, j->C, j->L, j->dy + o, j->x + o, j->mask ? j->mask + o : NULL, j->st,
+                            j->part + i * 2 * BN_C, j->c0, j->c1);
 }
 
 void nnc_bn_grads_f32(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
                       const float *st, double eps, float *g)
 {
-    bn_job j = {N, C, L, items_for(C, 2.0 * (double)N * (double)L), x, dy, mask, st, g, eps};
-    run_items(j.items, nnc_threads(), bn_grads_item, &j);
+    double sums[CSUM_ITEMS * 2 * BN_C];
+    const int64_t items = example_items(N, C, L);
+    for (int64_t c0 = 0; c0 < C; c0 += BN_C) {
+        bn_job j = {N, C, L, items, c0, c0 + BN_C < C ? c0 + BN_C : C, x, dy, mask, st, sums};
+        run_items(items, nnc_threads(), bn_grads_item, &j);
+        for (int64_t c = j.c0; c < j.c1; c++) {
+            double sx = 0, sd = 0;
+            for (int64_t i = 0; i < items; i++) {
+                sx += sums[i * 2 * BN_C + 2 * (c - c0)];
+                sd += sums[i * 2 * BN_C + 2 * (c - c0) + 1];
+            }
+            g[c] = (float)(sx / sqrt((double)st[C + c] + eps));
+            g[C + c] = (float)sd;
+        }
+    }
 }
 
 /* ---- max pooling: items of images ----------------------------------------------- */

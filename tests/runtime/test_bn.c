@@ -8,7 +8,8 @@
  * instruction set (NNC_TEST_ISA_VARIANTS), every build the CPU runs must
  * give the same bits (bn.c: the same 16 lanes, summed in the same order,
  * whether in one 16-float vector or two of 8).  The passes of the
- * statistics alone (nnc_bn_moment_f32) give the statistics' bits.
+ * statistics alone (nnc_bn_moment_f32) give the statistics' bits, and
+ * every thread count the same bits (bn_threads_case).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,20 +30,21 @@ static int close_to(double got, double want, double scale) { return fabs(got - w
 
 #if defined(NNC_TEST_ISA_VARIANTS)
 #define BN_VARIANTS(s) \
-    void nnc_bn_stats_f32_serial_##s(int64_t, int64_t, int64_t, const float *, float *, int64_t, int64_t); \
+    void nnc_bn_stats_f32_serial_##s(int64_t, int64_t, int64_t, const float *, double *, int64_t, int64_t); \
     void nnc_bn_grads_f32_serial_##s(int64_t, int64_t, int64_t, const float *, const float *, const float *, \
-                                     const float *, double, float *, int64_t, int64_t);
+                                     const float *, double *, int64_t, int64_t);
 BN_VARIANTS(generic)
 BN_VARIANTS(avx2)
 BN_VARIANTS(avx512)
 
 /* each build the CPU has against the generic one, bit for bit, on the
- * channels [1, C) (a range not starting at 0), masked and not */
-static void same_bits(int64_t N, int64_t C, int64_t L, const float *x, const float *dy, const float *m)
+ * channels [1, C) (a range not starting at 0), masked and not; st holds
+ * the means the gradients' sums take */
+static void same_bits(int64_t N, int64_t C, int64_t L, const float *x, const float *dy, const float *m, const float *st)
 {
-    typedef void stats_fn(int64_t, int64_t, int64_t, const float *, float *, int64_t, int64_t);
-    typedef void grads_fn(int64_t, int64_t, int64_t, const float *, const float *, const float *, const float *, double,
-                          float *, int64_t, int64_t);
+    typedef void stats_fn(int64_t, int64_t, int64_t, const float *, double *, int64_t, int64_t);
+    typedef void grads_fn(int64_t, int64_t, int64_t, const float *, const float *, const float *, const float *,
+                          double *, int64_t, int64_t);
     static stats_fn *const stats[3] = {nnc_bn_stats_f32_serial_generic, nnc_bn_stats_f32_serial_avx2,
                                        nnc_bn_stats_f32_serial_avx512};
     static grads_fn *const grads[3] = {nnc_bn_grads_f32_serial_generic, nnc_bn_grads_f32_serial_avx2,
@@ -51,21 +53,22 @@ static void same_bits(int64_t N, int64_t C, int64_t L, const float *x, const flo
     const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     const int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    const size_t n2 = (size_t)(2 * C);
-    float *st[3], *g[3], *gm[3];
+    const int64_t c0 = 1 < C ? 1 : 0;
+    const size_t n3 = (size_t)(3 * (C - c0)), n2 = (size_t)(2 * (C - c0));
+    double *p[3], *g[3], *gm[3];
     for (int k = 0; k < 3; k++)
-        st[k] = calloc(n2, sizeof(float)), g[k] = calloc(n2, sizeof(float)), gm[k] = calloc(n2, sizeof(float));
+        p[k] = calloc(n3, sizeof(double)), g[k] = calloc(n2, sizeof(double)), gm[k] = calloc(n2, sizeof(double));
     for (int k = 0; k < 1 + v3 + v4; k++) {
-        stats[k](N, C, L, x, st[k], 1 < C ? 1 : 0, C);
-        grads[k](N, C, L, dy, x, NULL, st[0], 1e-5, g[k], 1 < C ? 1 : 0, C);
-        grads[k](N, C, L, dy, x, m, st[0], 1e-5, gm[k], 1 < C ? 1 : 0, C);
-        CHECKF(!memcmp(st[k], st[0], n2 * sizeof(float)) && !memcmp(g[k], g[0], n2 * sizeof(float)) &&
-                   !memcmp(gm[k], gm[0], n2 * sizeof(float)),
+        stats[k](N, C, L, x, p[k], c0, C);
+        grads[k](N, C, L, dy, x, NULL, st, g[k], c0, C);
+        grads[k](N, C, L, dy, x, m, st, gm[k], c0, C);
+        CHECKF(!memcmp(p[k], p[0], n3 * sizeof(double)) && !memcmp(g[k], g[0], n2 * sizeof(double)) &&
+                   !memcmp(gm[k], gm[0], n2 * sizeof(double)),
                "N%lld C%lld L%lld: build %d's sums differ from the generic build's", (long long)N, (long long)C,
                (long long)L, k);
     }
     for (int k = 0; k < 3; k++)
-        free(st[k]), free(g[k]), free(gm[k]);
+        free(p[k]), free(g[k]), free(gm[k]);
 }
 #endif
 
@@ -146,7 +149,7 @@ static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned 
                (long long)C, (long long)L, (long long)c, gm[C + c], md);
     }
 #if defined(NNC_TEST_ISA_VARIANTS)
-    same_bits(N, C, L, x, df, m);
+    same_bits(N, C, L, x, df, m, st);
 #endif
     free(x), free(dy), free(m), free(st), free(g), free(gm), free(df);
 }
@@ -190,6 +193,45 @@ static void sum_case(int64_t N, int64_t C, int64_t L, unsigned seed)
     free(x), free(y[0]), free(y[1]), free(y[2]);
 }
 
+/* batch norm's statistics and sums at 1, 2 and 3 threads: the same bits
+ * (items of examples fixed by the shape, added in item order).  As in
+ * sum_case, channel 0's rows start with +-2^40 by example, so that the
+ * double sums depend on how the examples are grouped. */
+static void bn_threads_case(int64_t N, int64_t C, int64_t L, unsigned seed)
+{
+    const size_t nx = (size_t)(N * C * L), n2 = (size_t)(2 * C);
+    float *x = malloc(sizeof(float) * nx), *dy = malloc(sizeof(float) * nx), *m = malloc(sizeof(float) * nx);
+    for (size_t i = 0; i < nx; i++) {
+        x[i] = (float)urand(&seed);
+        dy[i] = (float)urand(&seed);
+        m[i] = (float)urand(&seed);
+    }
+    for (int64_t n = 0; n < N; n++)
+        x[n * C * L] = n % 2 ? -0x1p40f : 0x1p40f;
+    float *st[3], *g[3], *gm[3];
+    for (int t = 0; t < 3; t++) {
+        st[t] = malloc(sizeof(float) * n2), g[t] = malloc(sizeof(float) * n2), gm[t] = malloc(sizeof(float) * n2);
+        nnc_set_threads(t + 1);
+        nnc_bn_stats_f32(N, C, L, x, st[t]);
+        nnc_bn_grads_f32(N, C, L, dy, x, NULL, st[0], 1e-5, g[t]);
+        nnc_bn_grads_f32(N, C, L, dy, x, m, st[0], 1e-5, gm[t]);
+    }
+    nnc_set_threads(0);
+    for (int t = 1; t < 3; t++)
+        CHECKF(!memcmp(st[t], st[0], sizeof(float) * n2) && !memcmp(g[t], g[0], sizeof(float) * n2) &&
+                   !memcmp(gm[t], gm[0], sizeof(float) * n2),
+               "batch norm N%lld C%lld L%lld: bits differ between 1 and %d threads", (long long)N, (long long)C,
+               (long long)L, t + 1);
+    /* channel 0: mean ~0 (the +-2^40 cancel in pairs, an odd N leaves
+     * 2^40 / (N L)), variance ~2^80 / L */
+    const double v0 = 0x1p80 / (double)L - (N % 2 ? pow(0x1p40 / (double)(N * L), 2) : 0);
+    CHECKF(fabs(st[0][C] - v0) <= 1e-3 * v0, "batch norm N%lld C%lld L%lld: channel 0's variance %g want %g",
+           (long long)N, (long long)C, (long long)L, st[0][C], v0);
+    for (int t = 0; t < 3; t++)
+        free(st[t]), free(g[t]), free(gm[t]);
+    free(x), free(dy), free(m);
+}
+
 int main(void)
 {
     if (isa_skip("test_bn"))
@@ -202,6 +244,9 @@ int main(void)
         {4, 16, 64}, {3, 65, 64}, {2, 9, 100}, {2, 4, 1024}, {2, 3, 1030}, {32, 64, 64},
         {1, 1, 33},  {3, 5, 49},  {2, 3, 169}, {2, 2, 4096}, {4, 24, 784},
     };
+    static const int64_t threaded[][3] = {{16, 24, 1024}, {9, 5, 4000}, {3, 300, 100}, {64, 16, 64}};
+    for (size_t i = 0; i < sizeof threaded / sizeof threaded[0]; i++)
+        bn_threads_case(threaded[i][0], threaded[i][1], threaded[i][2], 60u + (unsigned)i);
     unsigned seed = 7;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         check_case(shapes[i][0], shapes[i][1], shapes[i][2], 0.0, seed++);
