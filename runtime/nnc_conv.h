@@ -122,21 +122,26 @@ static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int6
 }
 
 /* The least channel count, in and out, at which pass `pass` of a layer of
- * the class goes by Winograd, with AVX2's 8-float vectors (avx2) or
- * AVX-512's 16.  Its transforms cost in proportion to the channels, its
- * products to their square: at 16 channels (32 images of 32x32 or 16x16)
- * Winograd ran the forward pass 0.97-1.0x as fast as the direct kernel at
- * AVX-512, 1.16-1.43x at AVX2; at 24, 1.2-1.65x and 1.45-1.8x.  The kernel
- * gradient's products feed 6 FMAs a broadcast for 16 output channels (a
- * vector of them at AVX-512): 0.7-0.85x the direct kernel at 16 and 24
- * channels there, 0.83x at 16 and 1.2x at 24 with AVX2. */
-static inline int64_t nnc_conv_wino_least(int pass, int avx2, int64_t H)
+ * the class goes by Winograd, where the CPU's vector FMAs give AVX-512 no
+ * more floats a cycle than AVX2 (narrow: nnc_isa_fma_narrow(), at AVX2
+ * and on AMD's Zen 4) or twice as many (Intel's AVX-512 server cores).
+ * Its transforms cost in proportion to the channels, its products to
+ * their square, so the faster the FMAs the later it pays.  On the Xeon
+ * (wide), at 16 channels (32 images of 32x32 or 16x16) Winograd ran the
+ * forward pass 0.97-1.0x as fast as the direct kernel at AVX-512, 1.16-1.43x
+ * at AVX2; at 24, 1.2-1.65x and 1.45-1.8x.  The kernel gradient's
+ * products feed 6 FMAs a broadcast for 16 output channels (a vector of
+ * them at AVX-512): 0.7-0.85x the direct kernel at 16 and 24 channels
+ * there, 0.83x at 16 and 1.2x at 24 with AVX2.  On the EPYC (Zen 4) at
+ * AVX-512 the narrow counts took whole steps 4-6% below the wide ones
+ * (docs/decisions.md). */
+static inline int64_t nnc_conv_wino_least(int pass, int narrow, int64_t H)
 {
     if (H == 4)
         return 32;
     if (pass == NNC_CONV_FILTER)
-        return avx2 ? 24 : 32;
-    return avx2 ? 16 : 24;
+        return narrow ? 24 : 32;
+    return narrow ? 16 : 24;
 }
 
 #define NNC_WINO_PAD 16 /* floats after each of the 16 planes (conv.c) */

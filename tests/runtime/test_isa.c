@@ -9,7 +9,9 @@
  * unknown value gives the best and one line naming it.  The choice then
  * stays, whatever NNC_ISA becomes.  Where the kernels are built per
  * instruction set (NNC_TEST_ISA_VARIANTS), nnc_conv_direct_ok() answers
- * for the one chosen: 1 at avx512 and avx2, 0 at generic.
+ * for the one chosen: 1 at avx512 and avx2, 0 at generic.  And
+ * nnc_isa_fma_narrow() is 1 at avx2, and at avx512 on an AMD family 25
+ * CPU (Zen 4: its 512-bit FMAs run as two halves), else 0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,16 +35,35 @@ static nnc_isa_kind cpu_best(void)
 #endif
 }
 
+/* An AMD CPU of family 25 (0x19: Zen 3 and 4; only Zen 4 has AVX-512),
+ * read from /proc/cpuinfo rather than cpuid as isa.c does; 0 without it. */
+static int zen4(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    char line[512];
+    int amd = 0, family = -1;
+    while (fgets(line, sizeof line, f) && (family < 0 || !amd)) {
+        if (!strncmp(line, "vendor_id", 9))
+            amd = strstr(line, "AuthenticAMD") != NULL;
+        else if (!strncmp(line, "cpu family", 10) && strchr(line, ':'))
+            family = atoi(strchr(line, ':') + 1);
+    }
+    fclose(f);
+    return amd && family == 25;
+}
+
 /* nnc_isa() in a child under NNC_ISA=env (unset if NULL): its answer,
  * nnc_conv_direct_ok(), and what it printed on stderr */
 typedef struct {
-    int isa, direct, stable;
+    int isa, direct, stable, narrow;
     char err[512];
 } outcome;
 
 static outcome run(const char *env)
 {
-    outcome o = {-1, -1, 0, ""};
+    outcome o = {-1, -1, 0, -1, ""};
     int fd[2];
     if (pipe(fd)) {
         perror("pipe");
@@ -65,9 +86,9 @@ static outcome run(const char *env)
         const nnc_isa_kind k = nnc_isa();
         const int direct = nnc_conv_direct_ok();
         setenv("NNC_ISA", k == NNC_ISA_GENERIC ? "avx512" : "generic", 1); /* too late: the choice stays */
-        const int stable = nnc_isa() == k;
+        const int stable = nnc_isa() == k, narrow = nnc_isa_fma_narrow();
         fflush(stderr);
-        _exit(k * 4 + direct * 2 + stable);
+        _exit(k * 8 + narrow * 4 + direct * 2 + stable);
     }
     close(fd[1]);
     size_t n = 0;
@@ -77,8 +98,9 @@ static outcome run(const char *env)
     o.err[n] = 0;
     close(fd[0]);
     int st;
-    if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) < 12) {
-        o.isa = WEXITSTATUS(st) / 4;
+    if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) < 24) {
+        o.isa = WEXITSTATUS(st) / 8;
+        o.narrow = WEXITSTATUS(st) / 4 % 2;
         o.direct = WEXITSTATUS(st) / 2 % 2;
         o.stable = WEXITSTATUS(st) % 2;
     }
@@ -101,6 +123,8 @@ static void check_case(const char *env, int want)
     if (warns && want < 0)
         CHECKF(strstr(o.err, "is not avx512, avx2 or generic") != NULL, "NNC_ISA=%s: '%s' does not say why", shown,
                o.err);
+    const int narrow = expect == NNC_ISA_AVX2 || (expect == NNC_ISA_AVX512 && zen4());
+    CHECKF(o.narrow == narrow, "NNC_ISA=%s: nnc_isa_fma_narrow() %d, expected %d", shown, o.narrow, narrow);
 #if defined(NNC_TEST_ISA_VARIANTS)
     CHECKF(o.direct == (expect != NNC_ISA_GENERIC), "NNC_ISA=%s: nnc_conv_direct_ok() %d at %s", shown, o.direct,
            nnc_isa_name((nnc_isa_kind)expect));
