@@ -303,6 +303,15 @@ static inline double nnc_rng_keyed(uint64_t key, uint64_t i)
 double nnc_rng_normal(nnc_rng *r);              /* N(0, 1), Box–Muller */
 uint32_t nnc_rng_below(nnc_rng *r, uint32_t n); /* uniform in [0, n), unbiased */
 
+/* ---- memory ---------------------------------------------------------------- */
+
+/* calloc(n, size) for the blocks a model keeps for its life (its params,
+ * grads, state, arena and optimizer moments): from 2 MB on Linux, on
+ * transparent huge pages (madvise), 2 MB-aligned (alloc.c).  Released
+ * with free(); NULL with errno ENOMEM when out of memory.  Never
+ * returns NULL for n or size 0 short of that. */
+void *nnc_alloc_zeroed(size_t n, size_t size);
+
 /* ---- initializers ------------------------------------------------------- */
 
 typedef enum nnc_init_kind {

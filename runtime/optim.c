@@ -29,11 +29,11 @@ int nnc_optim_init(nnc_optim *o, nnc_optim_kind kind, size_t n, float lr)
     size_t alloc = n > 0 ? n : 1;
     /* SGD gets its momentum buffer up front even though momentum defaults
      * to 0: callers set o->momentum after init, and step must not allocate. */
-    o->m = calloc(alloc, sizeof(float));
+    o->m = nnc_alloc_zeroed(alloc, sizeof(float));
     if (!o->m)
         goto oom;
     if (kind == NNC_ADAM || kind == NNC_ADAMW) {
-        o->v = calloc(alloc, sizeof(float));
+        o->v = nnc_alloc_zeroed(alloc, sizeof(float));
         if (!o->v)
             goto oom;
     }

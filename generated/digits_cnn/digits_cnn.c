@@ -53,10 +53,10 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         return -1;
     }
     const size_t arena = (size_t)(512u + 8448u * (uint64_t)max_batch + work);
-    m->params = calloc(1, sizeof(digits_cnn_params));
-    m->grads = calloc(1, sizeof(digits_cnn_params));
-    m->state = calloc(1, sizeof(digits_cnn_state));
-    m->arena_ = calloc(arena ? arena : 1, sizeof(float));
+    m->params = nnc_alloc_zeroed(1, sizeof(digits_cnn_params));
+    m->grads = nnc_alloc_zeroed(1, sizeof(digits_cnn_params));
+    m->state = nnc_alloc_zeroed(1, sizeof(digits_cnn_state));
+    m->arena_ = nnc_alloc_zeroed(arena ? arena : 1, sizeof(float));
     if (!m->params || !m->grads || !m->arena_ || !m->state) {
         digits_cnn_release(m);
         errno = ENOMEM;

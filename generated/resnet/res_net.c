@@ -131,10 +131,10 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         return -1;
     }
     const size_t arena = (size_t)(2368u + 278672u * (uint64_t)max_batch + work);
-    m->params = calloc(1, sizeof(res_net_params));
-    m->grads = calloc(1, sizeof(res_net_params));
-    m->state = calloc(1, sizeof(res_net_state));
-    m->arena_ = calloc(arena ? arena : 1, sizeof(float));
+    m->params = nnc_alloc_zeroed(1, sizeof(res_net_params));
+    m->grads = nnc_alloc_zeroed(1, sizeof(res_net_params));
+    m->state = nnc_alloc_zeroed(1, sizeof(res_net_state));
+    m->arena_ = nnc_alloc_zeroed(arena ? arena : 1, sizeof(float));
     if (!m->params || !m->grads || !m->arena_ || !m->state) {
         res_net_release(m);
         errno = ENOMEM;

@@ -12,7 +12,8 @@
  * the runtime's AVX-512 kernels, with and without ASan/UBSan, and compares.
  * Why: gcc 12 at -O3 miscompiled a conditional in a generated 16-lane sum
  * (docs/decisions.md) into gradients of 1e30 that the -O1 parity tests
- * could not see.  --poison fills every calloc'd block with 0xFF bytes (NaN
+ * could not see.  --poison fills every calloc'd block, and every block of
+ * nnc_alloc_zeroed (the arena's), with 0xFF bytes (NaN
  * floats) before the model sees it, so a read of arena memory the step has
  * not written turns into NaN (the bit-identical check in run.sh), where a
  * zeroed arena would hide it. */
@@ -36,6 +37,17 @@ void *__wrap_calloc(size_t n, size_t size)
         memset(p, 0xFF, n * size);
     return p;
 }
+/* the model's params, grads, state and arena (runtime/alloc.c): zeroed
+ * there, on huge pages when big, so poisoned here, after the zeroing */
+void *__real_nnc_alloc_zeroed(size_t n, size_t size);
+void *__wrap_nnc_alloc_zeroed(size_t n, size_t size);
+void *__wrap_nnc_alloc_zeroed(size_t n, size_t size)
+{
+    void *p = __real_nnc_alloc_zeroed(n, size);
+    if (p && poison)
+        memset(p, 0xFF, n * size);
+    return p;
+}
 #endif
 
 /* The record: for each step the loss, then the gradients (params layout);
@@ -48,7 +60,7 @@ enum {
 static int run(const char *out)
 {
     static float x[BATCH][3][32][32], rec[REC_LEN];
-    const float (*cx)[3][32][32] = (const float (*)[3][32][32])x; /* C11 wants the cast */
+    const float(*cx)[3][32][32] = (const float(*)[3][32][32])x; /* C11 wants the cast */
     int32_t y[BATCH];
     uint64_t s = 12345; /* an LCG: the same data for every build */
     for (size_t i = 0; i < sizeof x / sizeof(float); i++) {
@@ -77,7 +89,7 @@ static int run(const char *out)
     r += RES_NET_NUM_STATE;
     res_net_eval(&m, BATCH, cx, y, r, r + 1);
     r += 2;
-    res_net_forward(&m, BATCH, cx, (float (*)[RES_NET_CLASSES])r);
+    res_net_forward(&m, BATCH, cx, (float(*)[RES_NET_CLASSES])r);
     res_net_release(&m);
     FILE *f = fopen(out, "wb");
     if (!f || fwrite(rec, sizeof rec, 1, f) != 1 || fclose(f) != 0) {
