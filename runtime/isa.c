@@ -78,21 +78,32 @@ nnc_isa_kind nnc_isa(void)
     return (nnc_isa_kind)atomic_load_explicit(&chosen, memory_order_relaxed);
 }
 
-/* AVX-512 on AMD's Zen 4 (family 0x19) runs each 512-bit FMA as two
- * 256-bit halves: one a cycle, as many floats as AVX2 (this project's EPYC
- * measured 117.5 GFLOP/s a core with either).  Intel's server cores have
- * two 512-bit FMA ports, twice AVX2's floats.  Zen 5 (0x1a) and later
- * have full-width units.  Read once, like nnc_isa(). */
-static int amd_zen4(void)
+/* CPUs whose AVX-512 FMAs give no more floats a cycle than AVX2's.
+ * AMD's Zen 4 (family 0x19) runs each 512-bit FMA as two 256-bit halves:
+ * one a cycle (this project's EPYC measured 117.5 GFLOP/s a core with zmm
+ * or ymm alike); Zen 5 (0x1a) and later have full-width units.  Intel's
+ * client cores with AVX-512 (family 6: Cannon Lake 0x66, Ice Lake 0x7d
+ * and 0x7e, Tiger Lake 0x8c and 0x8d, Rocket Lake 0xa7) have one 512-bit
+ * FMA unit, ports 0 and 1 fused, where AVX2 has two 256-bit ones (Intel's
+ * optimization manual); not measured here.  Intel's server cores have
+ * two 512-bit FMA ports (some low Xeon SKUs one, which cpuid does not
+ * tell: they count as wide).  Read once, like nnc_isa(). */
+static int fma512_narrow_cpu(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     unsigned a, b, c, d;
-    if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u || d != 0x69746e65u || c != 0x444d4163u)
-        return 0; /* not "AuthenticAMD" */
-    if (!__get_cpuid(1, &a, &b, &c, &d))
+    if (!__get_cpuid(0, &a, &b, &c, &d))
         return 0;
-    const unsigned family = (a >> 8 & 0xfu) + (a >> 20 & 0xffu); /* base 0xf + extended */
-    return family == 0x19;
+    const int amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u, /* "AuthenticAMD" */
+        intel = b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;     /* "GenuineIntel" */
+    if ((!amd && !intel) || !__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    const unsigned base = a >> 8 & 0xfu, family = base == 0xfu ? base + (a >> 20 & 0xffu) : base,
+                   model = base == 0xfu || base == 0x6u ? (a >> 4 & 0xfu) | (a >> 12 & 0xf0u) : (a >> 4 & 0xfu);
+    if (amd)
+        return family == 0x19;
+    return family == 0x6 &&
+        (model == 0x66 || model == 0x7d || model == 0x7e || model == 0x8c || model == 0x8d || model == 0xa7);
 #else
     return 0;
 #endif
@@ -103,7 +114,7 @@ int nnc_isa_fma_narrow(void)
     static _Atomic int known = -1;
     int k = atomic_load_explicit(&known, memory_order_relaxed);
     if (k < 0) {
-        k = amd_zen4();
+        k = fma512_narrow_cpu();
         atomic_store_explicit(&known, k, memory_order_relaxed);
     }
     return nnc_isa() == NNC_ISA_AVX2 || (nnc_isa() == NNC_ISA_AVX512 && k);

@@ -50,7 +50,8 @@ nnc_isa_kind nnc_isa(void);
 const char *nnc_isa_name(nnc_isa_kind k); /* "avx512", "avx2", "generic" */
 /* 1 where the vector FMAs of nnc_isa()'s set give no more floats a cycle
  * than AVX2's: at AVX2, and at AVX-512 on AMD's Zen 4 (one 512-bit FMA a
- * cycle, in two halves).  Some kernel choices follow it (nnc_conv.h). */
+ * cycle, in two halves) and Intel's client cores (one 512-bit FMA unit;
+ * isa.c lists them).  Some kernel choices follow it (nnc_conv.h). */
 int nnc_isa_fma_narrow(void);
 
 /* Generated code writes each pass once, as a NNC_ALWAYS_INLINE body, and
