@@ -4,7 +4,7 @@
  * and optimizer moments, in patterns (a GEMM's operand read by rows 2 KB
  * apart, a column of C per tile) that touch more 4 KB pages than the
  * TLBs hold.  On Linux, whose transparent huge pages are often only given
- * where a program asks (enabled = madvise, as on Debian's cloud kernels),
+ * where a program asks (enabled = madvise, as on this project's VMs),
  * the blocks of at least NNC_HUGE_MIN bytes are asked for on 2 MB pages:
  * 2 MB-aligned, the size rounded up to 2 MB, madvise(MADV_HUGEPAGE), then
  * zeroed (which is when the kernel maps them).  Measured on the 2-core
