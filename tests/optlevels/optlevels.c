@@ -28,26 +28,20 @@ enum { BATCH = 4, STEPS = 3 };
 
 #ifdef OPTLEVELS_WRAP_CALLOC
 static int poison;
-void *__real_calloc(size_t n, size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_calloc(size_t n, size_t size)
+static void *poisoned(void *p, size_t bytes)
 {
-    void *p = __real_calloc(n, size);
     if (p && poison)
-        memset(p, 0xFF, n * size);
+        memset(p, 0xFF, bytes);
     return p;
 }
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size) { return poisoned(__real_calloc(n, size), n * size); }
 /* the model's params, grads, state and arena (runtime/alloc.c): zeroed
  * there, on huge pages when big, so poisoned here, after the zeroing */
 void *__real_nnc_alloc_zeroed(size_t n, size_t size);
 void *__wrap_nnc_alloc_zeroed(size_t n, size_t size);
-void *__wrap_nnc_alloc_zeroed(size_t n, size_t size)
-{
-    void *p = __real_nnc_alloc_zeroed(n, size);
-    if (p && poison)
-        memset(p, 0xFF, n * size);
-    return p;
-}
+void *__wrap_nnc_alloc_zeroed(size_t n, size_t size) { return poisoned(__real_nnc_alloc_zeroed(n, size), n * size); }
 #endif
 
 /* The record: for each step the loss, then the gradients (params layout);
