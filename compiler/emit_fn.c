@@ -725,7 +725,7 @@ static void init_fns(Emitter *e)
     P(e, "    m->grads = nnc_alloc_zeroed(1, sizeof(%s_params));\n", p);
     if (e->m->nstate)
         P(e, "    m->state = nnc_alloc_zeroed(1, sizeof(%s_state));\n", p);
-    P(e, "    m->arena_ = nnc_alloc_zeroed(arena ? arena : 1, sizeof(%s));\n", e->real);
+    P(e, "    m->arena_ = nnc_alloc_zeroed(arena, sizeof(%s));\n", e->real);
     P(e, "    if (!m->params || !m->grads || !m->arena_%s) {\n", e->m->nstate ? " || !m->state" : "");
     P(e, "        %s_release(m);\n        errno = ENOMEM;\n        return -1;\n    }\n", p);
     P(e, "    m->max_batch = max_batch;\n    nnc_rng_seed(&m->rng_, seed);\n");

@@ -83,16 +83,10 @@ static void pack_b(int tb, const float *b, int64_t ldb, int64_t k0, int64_t kc, 
     for (int64_t p = p0; p * NR < nc; p++) {
         float *dst = bp + p * kc * NR;
         const int64_t jn = nc - p * NR < NR ? nc - p * NR : NR, j = j0 + p * NR;
-        if (!tb) {
+        if (!tb) { /* the partial panel: jn < NR, zeros after */
             for (int64_t k = 0; k < kc; k++) {
-                const float *src = b + (k0 + k) * ldb + j;
-                if (jn == NR) {
-                    *(vfu *)(dst + k * NR) = *(const vfu *)src;
-                    *(vfu *)(dst + k * NR + VL) = *(const vfu *)(src + VL);
-                } else {
-                    memset(dst + k * NR, 0, sizeof(float) * NR);
-                    memcpy(dst + k * NR, src, sizeof(float) * (size_t)jn);
-                }
+                memset(dst + k * NR, 0, sizeof(float) * NR);
+                memcpy(dst + k * NR, b + (k0 + k) * ldb + j, sizeof(float) * (size_t)jn);
             }
         } else {
             /* op(B)[k][j] = b[j ldb + k]: column jj of the panel is row j + jj

@@ -24,16 +24,15 @@ int nnc_optim_init(nnc_optim *o, nnc_optim_kind kind, size_t n, float lr)
     o->weight_decay = kind == NNC_ADAMW ? 0.01f : 0.0f;
     o->step = 0;
     o->n = n;
-    /* calloc(0) may return NULL; one spare float keeps "NULL means out of
-     * memory" unambiguous for empty models. */
-    size_t alloc = n > 0 ? n : 1;
-    /* SGD gets its momentum buffer up front even though momentum defaults
-     * to 0: callers set o->momentum after init, and step must not allocate. */
-    o->m = nnc_alloc_zeroed(alloc, sizeof(float));
+    /* nnc_alloc_zeroed gives a block for n = 0 too, so NULL means out of
+     * memory.  SGD gets its momentum buffer up front even though momentum
+     * defaults to 0: callers set o->momentum after init, and step must not
+     * allocate. */
+    o->m = nnc_alloc_zeroed(n, sizeof(float));
     if (!o->m)
         goto oom;
     if (kind == NNC_ADAM || kind == NNC_ADAMW) {
-        o->v = nnc_alloc_zeroed(alloc, sizeof(float));
+        o->v = nnc_alloc_zeroed(n, sizeof(float));
         if (!o->v)
             goto oom;
     }

@@ -44,7 +44,7 @@ int digits_init(digits *m, int max_batch, uint64_t seed)
     const size_t arena = (size_t)(32u + 384u * (uint64_t)max_batch + work);
     m->params = nnc_alloc_zeroed(1, sizeof(digits_params));
     m->grads = nnc_alloc_zeroed(1, sizeof(digits_params));
-    m->arena_ = nnc_alloc_zeroed(arena ? arena : 1, sizeof(float));
+    m->arena_ = nnc_alloc_zeroed(arena, sizeof(float));
     if (!m->params || !m->grads || !m->arena_) {
         digits_release(m);
         errno = ENOMEM;

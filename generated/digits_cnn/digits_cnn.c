@@ -56,7 +56,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
     m->params = nnc_alloc_zeroed(1, sizeof(digits_cnn_params));
     m->grads = nnc_alloc_zeroed(1, sizeof(digits_cnn_params));
     m->state = nnc_alloc_zeroed(1, sizeof(digits_cnn_state));
-    m->arena_ = nnc_alloc_zeroed(arena ? arena : 1, sizeof(float));
+    m->arena_ = nnc_alloc_zeroed(arena, sizeof(float));
     if (!m->params || !m->grads || !m->arena_ || !m->state) {
         digits_cnn_release(m);
         errno = ENOMEM;

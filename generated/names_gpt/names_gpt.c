@@ -76,7 +76,7 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
     const size_t arena = (size_t)(16u + 43008u * (uint64_t)max_batch + work);
     m->params = nnc_alloc_zeroed(1, sizeof(names_gpt_params));
     m->grads = nnc_alloc_zeroed(1, sizeof(names_gpt_params));
-    m->arena_ = nnc_alloc_zeroed(arena ? arena : 1, sizeof(float));
+    m->arena_ = nnc_alloc_zeroed(arena, sizeof(float));
     if (!m->params || !m->grads || !m->arena_) {
         names_gpt_release(m);
         errno = ENOMEM;

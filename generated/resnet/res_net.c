@@ -134,7 +134,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
     m->params = nnc_alloc_zeroed(1, sizeof(res_net_params));
     m->grads = nnc_alloc_zeroed(1, sizeof(res_net_params));
     m->state = nnc_alloc_zeroed(1, sizeof(res_net_state));
-    m->arena_ = nnc_alloc_zeroed(arena ? arena : 1, sizeof(float));
+    m->arena_ = nnc_alloc_zeroed(arena, sizeof(float));
     if (!m->params || !m->grads || !m->arena_ || !m->state) {
         res_net_release(m);
         errno = ENOMEM;
