@@ -113,20 +113,22 @@ static void choose(IrNode *n, const Graph *g, int f64)
 
 /* A batched matmul plan.c marked causal (mark_causal_products) goes to
  * attn.c's kernels, which compute only the triangle that is read or
- * nonzero: float, [T, T] matrices with T a multiple of 16, and the sizes
- * the kernels take (the causal Bᵀ product copies bᵀ to the stack). */
+ * nonzero: float [T, T] matrices of any T (a last partial vector or block
+ * of rows is masked), and the sizes the kernels take (the causal Bᵀ
+ * product copies bᵀ, its rows padded to whole 16-float vectors, to the
+ * stack). */
 static KernelKind causal(const IrNode *n, const Graph *g, int f64)
 {
     const Shape so = n->shape, sa = g->nodes[n->in[0]].shape, sb = g->nodes[n->in[1]].shape;
     if (f64 || !n->causal || so.nd < 3)
         return KERNEL_LOOPS;
     const int64_t T = so.d[so.nd - 2], N = so.d[so.nd - 1];
-    if (T % 16 || sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
+    if (sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
         return KERNEL_LOOPS;
-    if ((n->causal & 2) && !n->tb && N % 16 == 0)
+    if ((n->causal & 2) && !n->tb)
         return n->ta ? KERNEL_LOWER_TN : KERNEL_LOWER_NN;
     const int64_t K = sa.d[sa.nd - 1];
-    if ((n->causal & 1) && !n->ta && n->tb && N == T && T * K <= NNC_CAUSAL_NT_MAX)
+    if ((n->causal & 1) && !n->ta && n->tb && N == T && (T + 15) / 16 * 16 * K <= NNC_CAUSAL_NT_MAX)
         return KERNEL_CAUSAL_NT;
     return KERNEL_LOOPS;
 }

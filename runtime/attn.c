@@ -10,7 +10,11 @@
  * also costs its packing: these kernels skip the zero triangle and keep a
  * block of rows x column vectors in registers.  plan.c marks the
  * products (IrNode.causal on an IR_MATMUL), emit_ops.c calls them for float
- * when the sizes fit (T a multiple of 16, the other dim too or small).
+ * at any T and head dim (kernel.c; the NT product while its padded bᵀ fits
+ * the stack buffer).  Where T or N is no multiple of the vector, the last
+ * vector of a row is loaded and stored under a mask, and a T that is no
+ * multiple of 4 ends in a block of fewer rows (gpt_t50's T = 50: its
+ * products had been OpenBLAS-sized full GEMMs, 19.8 -> 18.0 ms a step).
  *
  * Vectors are GCC/clang vector extensions: of 16 floats (AVX-512) in the
  * runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), of 8 (AVX2)
@@ -41,7 +45,8 @@
  * 64, 128 that the kernels take was faster with them, 1.4x to 3.2x (NT at
  * T = 32, K = 128: 1.1x), so no shape goes back to OpenBLAS by speed; T K >
  * NNC_CAUSAL_NT_MAX stays OpenBLAS's (the compiler does not call the
- * kernel there). */
+ * kernel there).  T = 40 with head dim 128 (AVX-512): NT 3.4 us against
+ * 5.6 for OpenBLAS's full product, NN and TN 2.2 against 3.7. */
 #include <stdint.h>
 #include <string.h>
 
@@ -59,13 +64,6 @@ static void full_nt(int64_t T, int64_t K, float alpha, const float *a, int64_t l
                 c, (int)ldc);
 }
 
-static void full_nn(int ta, int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                    float *c, int64_t ldc)
-{
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)T, (int)N, (int)T, alpha, a, (int)lda,
-                b, (int)ldb, 0.0f, c, (int)ldc);
-}
-
 #if defined(__AVX512F__)
 #define ATTN_VL 16
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -73,6 +71,13 @@ static void full_nn(int ta, int64_t T, int64_t N, float alpha, const float *a, i
 #endif
 
 #if !defined(ATTN_VL)
+static void full_nn(int ta, int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                    float *c, int64_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)T, (int)N, (int)T, alpha, a, (int)lda,
+                b, (int)ldb, 0.0f, c, (int)ldc);
+}
+
 void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
                                           const float *b, int64_t ldb, float *c, int64_t ldc)
 {
@@ -106,17 +111,39 @@ typedef float vf __attribute__((vector_size(4 * ATTN_VL)));
 typedef float vfu __attribute__((vector_size(4 * ATTN_VL), aligned(4), may_alias));
 enum { VL = ATTN_VL, MR = 4, NVMAX = ATTN_NV };
 
-/* c[MR rows from r0][nv vectors from col] = alpha * sum over k in [k0, K)
+/* The last vector of a row that ends inside it: its first `n` lanes (0 <
+ * n <= VL), loaded with zeros after them and stored without touching the
+ * floats after them (the next row's, or past the end of the matrix). */
+#if ATTN_VL == 16
+static inline vf load_part(const float *p, int n) { return (vf)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p); }
+static inline void store_part(float *p, vf v, int n)
+{
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v);
+}
+#else
+static inline __m256i lanes(int n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline vf load_part(const float *p, int n) { return (vf)_mm256_maskload_ps(p, lanes(n)); }
+static inline void store_part(float *p, vf v, int n) { _mm256_maskstore_ps(p, lanes(n), (__m256)v); }
+#endif
+
+/* c[mr rows from r0][nv vectors from col] = alpha * sum over k in [k0, K)
  * of a(r, k) b[k][col ..], where a(r, k) = a[r sr + k sk]: a as it is
- * (sr = lda, sk = 1) or transposed (sr = 1, sk = lda).  The loops over r
- * and v are unrolled by pragma: gcc 12 at -O2 (the default build,
- * RelWithDebInfo) unrolls none of them by itself and then keeps the
- * accumulators in memory; the avx512 build took 5.2 to 6.8 us per 64 x 64
- * x 32 causal NT product (three runs) against 1.9 to 2.6 unrolled and 3.4
- * for OpenBLAS.  (At -O3 gcc unrolls them itself.) */
+ * (sr = lda, sk = 1) or transposed (sr = 1, sk = lda).  Rows past mr (the
+ * last block of a T that is no multiple of MR) read a's last row again
+ * and are not stored; `part` (0 < part < VL, a compile-time 0 in the
+ * common case) is the lanes of the last vector that lie inside the row.
+ * The loops over r and v are unrolled by pragma: gcc 12 at -O2 (the
+ * default build, RelWithDebInfo) unrolls none of them by itself and then
+ * keeps the accumulators in memory; the avx512 build took 5.2 to 6.8 us
+ * per 64 x 64 x 32 causal NT product (three runs) against 1.9 to 2.6
+ * unrolled and 3.4 for OpenBLAS.  (At -O3 gcc unrolls them itself.) */
 static inline __attribute__((always_inline)) void block(const float *a, int64_t sr, int64_t sk, const float *b,
-                                                        int64_t ldb, float *c, int64_t ldc, int64_t r0, int64_t col,
-                                                        int64_t k0, int64_t K, float alpha, int nv)
+                                                        int64_t ldb, float *c, int64_t ldc, int64_t r0, int mr,
+                                                        int64_t col, int64_t k0, int64_t K, float alpha, int nv,
+                                                        int part)
 {
     vf acc[MR][NVMAX];
 #pragma GCC unroll 4
@@ -128,10 +155,13 @@ static inline __attribute__((always_inline)) void block(const float *a, int64_t 
         vf bv[NVMAX];
 #pragma GCC unroll 4
         for (int v = 0; v < nv; v++)
-            bv[v] = *(const vfu *)(b + k * ldb + col + VL * v);
+            if (part && v == nv - 1)
+                bv[v] = load_part(b + k * ldb + col + VL * v, part);
+            else
+                bv[v] = *(const vfu *)(b + k * ldb + col + VL * v);
 #pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
-            const float s = a[(r0 + r) * sr + k * sk];
+            const float s = a[(r0 + (r < mr ? r : mr - 1)) * sr + k * sk];
 #pragma GCC unroll 4
             for (int v = 0; v < nv; v++)
                 acc[r][v] += bv[v] * s;
@@ -139,18 +169,36 @@ static inline __attribute__((always_inline)) void block(const float *a, int64_t 
     }
 #pragma GCC unroll 4
     for (int r = 0; r < MR; r++)
+        if (r < mr)
 #pragma GCC unroll 4
-        for (int v = 0; v < nv; v++)
-            *(vfu *)(c + (r0 + r) * ldc + col + VL * v) = acc[r][v] * alpha;
+            for (int v = 0; v < nv; v++) {
+                float *cp = c + (r0 + r) * ldc + col + VL * v;
+                if (part && v == nv - 1)
+                    store_part(cp, acc[r][v] * alpha, part);
+                else
+                    *(vfu *)cp = acc[r][v] * alpha;
+            }
 }
 
+/* blockN: 4 rows of N whole vectors, as the kernels were before they
+ * took any T and N; blockN_e: the edge, fewer rows or the last vector
+ * partial.  Two signatures: the edge's two more arguments cost the common
+ * blocks' calls 2-5 % of a 64 x 64 x 32 product. */
 typedef void block_fn(const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t,
                       int64_t, int64_t, float);
+typedef void edge_fn(const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int64_t, int, int64_t,
+                     int64_t, int64_t, float, int);
 #define BLOCK(nv) \
     static void block##nv(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc, \
                           int64_t r0, int64_t col, int64_t k0, int64_t K, float alpha) \
     { \
-        block(a, sr, sk, b, ldb, c, ldc, r0, col, k0, K, alpha, nv); \
+        block(a, sr, sk, b, ldb, c, ldc, r0, MR, col, k0, K, alpha, nv, 0); \
+    } \
+    static void block##nv##_e(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, \
+                              int64_t ldc, int64_t r0, int mr, int64_t col, int64_t k0, int64_t K, float alpha, \
+                              int part) \
+    { \
+        block(a, sr, sk, b, ldb, c, ldc, r0, mr, col, k0, K, alpha, nv, part); \
     }
 BLOCK(1)
 BLOCK(2)
@@ -158,38 +206,57 @@ BLOCK(3)
 #if ATTN_NV == 4
 BLOCK(4)
 static block_fn *const blocks[NVMAX + 1] = {NULL, block1, block2, block3, block4};
+static edge_fn *const edges[NVMAX + 1] = {NULL, block1_e, block2_e, block3_e, block4_e};
 #else
 static block_fn *const blocks[NVMAX + 1] = {NULL, block1, block2, block3};
+static edge_fn *const edges[NVMAX + 1] = {NULL, block1_e, block2_e, block3_e};
 #endif
 
-/* the column vectors [0, nvec) of rows r0.. of c, in blocks of NVMAX, but
- * for a last block of one vector: the 4 accumulators of a 1-vector block
- * wait on the FMA's latency (4 cycles, 2 a cycle want 8), so it and the
- * block before become blocks of 2 and NVMAX - 1 (AVX2, N = 32: 5.3 us
- * for 128 x 32 x 128 against 5.9 as 3 + 1) */
-static void row_strip(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc,
-                      int64_t r0, int64_t nvec, int64_t k0, int64_t K, float alpha)
+/* one block of nv vectors from vector v of the strip: rows mr, the last
+ * vector's lanes `part` (0: whole) */
+static inline void run_block(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc,
+                             int64_t r0, int mr, int64_t v, int nv, int part, int64_t k0, int64_t K, float alpha)
 {
+    if (mr == MR && !part)
+        blocks[nv](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
+    else
+        edges[nv](a, sr, sk, b, ldb, c, ldc, r0, mr, VL * v, k0, K, alpha, part);
+}
+
+/* the columns [0, n) of rows r0.. (mr of them) of c, in blocks of NVMAX
+ * vectors, the last one partial where n is no multiple of VL; but for a
+ * last block of one vector: the 4 accumulators of a 1-vector block wait on
+ * the FMA's latency (4 cycles, 2 a cycle want 8), so it and the block
+ * before become blocks of 2 and NVMAX - 1 (AVX2, N = 32: 5.3 us for 128 x
+ * 32 x 128 against 5.9 as 3 + 1) */
+static void row_strip(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc,
+                      int64_t r0, int mr, int64_t n, int64_t k0, int64_t K, float alpha)
+{
+    const int64_t nvec = (n + VL - 1) / VL;
+    const int part = (int)(n % VL);
     int64_t v = 0;
     if (nvec > NVMAX && nvec % NVMAX == 1) {
         for (; v < nvec - NVMAX - 1; v += NVMAX)
-            blocks[NVMAX](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
-        blocks[2](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
-        blocks[NVMAX - 1](a, sr, sk, b, ldb, c, ldc, r0, VL * (v + 2), k0, K, alpha);
+            run_block(a, sr, sk, b, ldb, c, ldc, r0, mr, v, NVMAX, 0, k0, K, alpha);
+        run_block(a, sr, sk, b, ldb, c, ldc, r0, mr, v, 2, 0, k0, K, alpha);
+        run_block(a, sr, sk, b, ldb, c, ldc, r0, mr, v + 2, NVMAX - 1, part, k0, K, alpha);
         return;
     }
-    for (; v < nvec; v += NVMAX)
-        blocks[nvec - v < NVMAX ? nvec - v : NVMAX](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
+    for (; v < nvec; v += NVMAX) {
+        const int nv = nvec - v < NVMAX ? (int)(nvec - v) : NVMAX;
+        run_block(a, sr, sk, b, ldb, c, ldc, r0, mr, v, nv, v + nv == nvec ? part : 0, k0, K, alpha);
+    }
 }
 
-/* bt[K][T] = bᵀ (b: [T][K] of pitch ldb, T a multiple of 8), in 8 x 8
- * tiles of AVX (both builds): the scalar copy made the AVX2 NT product
+/* bt[K][Tp] = bᵀ (b: [T][K] of pitch ldb), its columns T..Tp zero, in 8 x
+ * 8 tiles of AVX (both builds): the scalar copy made the AVX2 NT product
  * 10-15 % slower (64 x 64 x 64: 5.1 us against 4.4) */
-static void transpose(int64_t T, int64_t K, const float *b, int64_t ldb, float *bt)
+static void transpose(int64_t T, int64_t Tp, int64_t K, const float *b, int64_t ldb, float *bt)
 {
+    const int64_t T8 = T / 8 * 8;
     int64_t k0 = 0;
     for (; k0 + 8 <= K; k0 += 8)
-        for (int64_t j = 0; j < T; j += 8) {
+        for (int64_t j = 0; j < T8; j += 8) {
             __m256 r[8], t[8], s[8];
             for (int q = 0; q < 8; q++)
                 r[q] = _mm256_loadu_ps(b + (j + q) * ldb + k0);
@@ -204,55 +271,60 @@ static void transpose(int64_t T, int64_t K, const float *b, int64_t ldb, float *
                 s[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
             }
             for (int q = 0; q < 4; q++) {
-                _mm256_storeu_ps(bt + (k0 + q) * T + j, _mm256_permute2f128_ps(s[q], s[q + 4], 0x20));
-                _mm256_storeu_ps(bt + (k0 + q + 4) * T + j, _mm256_permute2f128_ps(s[q], s[q + 4], 0x31));
+                _mm256_storeu_ps(bt + (k0 + q) * Tp + j, _mm256_permute2f128_ps(s[q], s[q + 4], 0x20));
+                _mm256_storeu_ps(bt + (k0 + q + 4) * Tp + j, _mm256_permute2f128_ps(s[q], s[q + 4], 0x31));
             }
         }
-    for (int64_t j = 0; j < T; j++)
-        for (int64_t k = k0; k < K; k++)
-            bt[k * T + j] = b[j * ldb + k];
+    if (T8 < Tp) /* the last columns of the tiles' rows */
+        for (int64_t k = 0; k < k0; k++)
+            for (int64_t j = T8; j < Tp; j++)
+                bt[k * Tp + j] = j < T ? b[j * ldb + k] : 0.0f;
+    for (int64_t k = k0; k < K; k++) /* the rows after them */
+        for (int64_t j = 0; j < Tp; j++)
+            bt[k * Tp + j] = j < T ? b[j * ldb + k] : 0.0f;
 }
 
 void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
                                           const float *b, int64_t ldb, float *c, int64_t ldc)
 {
-    if (T % VL || T * K > NNC_CAUSAL_NT_MAX) {
+    const int64_t Tp = (T + VL - 1) / VL * VL;
+    if (Tp * K > NNC_CAUSAL_NT_MAX) {
         full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
         return;
     }
-    /* bᵀ [K][T], so that a row of the output is a run of vectors */
+    /* bᵀ [K][Tp], so that a row of the output is a run of vectors, the
+     * last ones zero-padded to a whole vector */
     float bt[NNC_CAUSAL_NT_MAX];
-    transpose(T, K, b, ldb, bt);
+    transpose(T, Tp, K, b, ldb, bt);
     /* rows r0..r0+3 need the columns up to r0 + 3: its vector and those
-     * before */
-    for (int64_t r0 = 0; r0 < T; r0 += MR)
-        row_strip(a, lda, 1, bt, T, c, ldc, r0, (r0 + MR - 1) / VL + 1, 0, K, alpha);
+     * before, but none past T */
+    for (int64_t r0 = 0; r0 < T; r0 += MR) {
+        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
+        const int64_t n = ((r0 + mr - 1) / VL + 1) * VL;
+        row_strip(a, lda, 1, bt, Tp, c, ldc, r0, mr, n < T ? n : T, 0, K, alpha);
+    }
 }
 
 void NNC_ISA_FN(nnc_matmul_lower_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                                          int64_t ldb, float *c, int64_t ldc)
 {
-    if (T % VL || N % VL) {
-        full_nn(0, T, N, alpha, a, lda, b, ldb, c, ldc);
-        return;
-    }
     /* row i sums a[i][j] b[j] over j <= i: rows r0..r0+3 over j < r0 + 4
      * (a is zero above the diagonal, so the block's shorter rows add
      * zeros) */
-    for (int64_t r0 = 0; r0 < T; r0 += MR)
-        row_strip(a, lda, 1, b, ldb, c, ldc, r0, N / VL, 0, r0 + MR, alpha);
+    for (int64_t r0 = 0; r0 < T; r0 += MR) {
+        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
+        row_strip(a, lda, 1, b, ldb, c, ldc, r0, mr, N, 0, r0 + mr, alpha);
+    }
 }
 
 void NNC_ISA_FN(nnc_matmul_lower_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                                          int64_t ldb, float *c, int64_t ldc)
 {
-    if (T % VL || N % VL) {
-        full_nn(1, T, N, alpha, a, lda, b, ldb, c, ldc);
-        return;
-    }
     /* row j of aᵀ b sums a[i][j] b[i] over i >= j: rows r0..r0+3 over
      * i >= r0 */
-    for (int64_t r0 = 0; r0 < T; r0 += MR)
-        row_strip(a, 1, lda, b, ldb, c, ldc, r0, N / VL, r0, T, alpha);
+    for (int64_t r0 = 0; r0 < T; r0 += MR) {
+        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
+        row_strip(a, 1, lda, b, ldb, c, ldc, r0, mr, N, r0, T, alpha);
+    }
 }
 #endif

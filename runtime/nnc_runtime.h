@@ -539,14 +539,15 @@ void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, cons
 
 /* c[i][j] = alpha * sum over k of a[i][k] b[j][k] for j <= i (a, b: [T][K]
  * rows of pitch lda, ldb; c: [T][T] of pitch ldc): only the lower
- * triangle, up to whole vectors; the rest of c may be left unwritten.  The
- * kernel: T a multiple of the vector, T K <= NNC_CAUSAL_NT_MAX (nnc_conv.h;
- * bᵀ is copied to the stack). */
+ * triangle, up to whole vectors (never past column T); the rest of c may
+ * be left unwritten.  The kernel: any T with T K <= NNC_CAUSAL_NT_MAX
+ * (nnc_conv.h; bᵀ, its rows padded to whole vectors, is copied to the
+ * stack), else the full product. */
 void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
                               int64_t ldb, float *c, int64_t ldc);
 /* c[T][N] = alpha * a b for a [T][T] that is zero above its diagonal (the
- * kernel reads the zeros only in its 4-row blocks across the diagonal; it
- * takes N and T multiples of the vector). */
+ * kernel reads the zeros only in its 4-row blocks across the diagonal;
+ * any T and N). */
 void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                              int64_t ldb, float *c, int64_t ldc);
 /* c[T][N] = alpha * aᵀ b for the same a. */

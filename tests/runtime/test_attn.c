@@ -1,12 +1,13 @@
 /* test_attn.c — causal attention's product kernels (runtime/attn.c)
- * against plain double-precision products: T of 16 to 256, inner and
- * outer dims of 8 to 80 (more than one block of 4 column vectors at
+ * against plain double-precision products: T of 1 to 256, inner and
+ * outer dims of 1 to 128 (more than one block of 4 column vectors at
  * AVX-512, of 3 at AVX2, and the blocks' tails: N of 8, 16, 24, 40, 56, 80
- * are 1, 2, 3, 5, 7, 10 vectors of 8), an inner dim K of the causal NT
- * product that is no multiple of 8 (its transposition's tail), row
- * pitches wider than the rows, alpha != 1, and sizes the kernels hand to
- * OpenBLAS (T or N not a multiple of the vector, T K over the stack
- * buffer).  The lower-triangular operand has garbage (not zeros) nowhere
+ * are 1, 2, 3, 5, 7, 10 vectors of 8), T and N that are no multiple of the
+ * vector (a partial last vector, loaded and stored masked) or of the
+ * 4-row block, an inner dim K of the causal NT product that is no
+ * multiple of 8 (its transposition's tail), row pitches wider than the
+ * rows, alpha != 1, and sizes the NT kernel hands to OpenBLAS (T K over
+ * the stack buffer).  The lower-triangular operand has garbage (not zeros) nowhere
  * it may be read: its upper triangle is zero, as the causal softmax and
  * its gradient leave it; the output of the causal NT product is checked
  * on and below the diagonal, and the floats after each output row's last
@@ -106,12 +107,15 @@ int main(void)
 {
     if (isa_skip("test_attn"))
         return ISA_SKIP;
-    /* T of 20 and 24, N not a multiple of the vector (AVX-512: 8, 24, 40,
-     * 56) and T K > NNC_CAUSAL_NT_MAX (128 x 80, 256 x 33 and more): sizes
-     * the kernels leave to the full products */
-    static const int64_t Ts[] = {16, 20, 24, 32, 48, 64, 96, 128, 256};
-    static const int64_t Ks[] = {1, 7, 16, 20, 32, 33, 64, 80};
-    static const int64_t Ns[] = {8, 16, 24, 32, 40, 48, 56, 64, 80};
+    /* T and N of any size: T of 1 to 7 (less than one block of 4 rows),
+     * 20, 24, 40 and 50 (no multiple of the vector: the last block of
+     * rows, or the last vector of a row, partial), N of 8 to 80 (at
+     * AVX-512 8, 24, 40 and 56 end in half a vector) and 1, 5, 13;
+     * T K > NNC_CAUSAL_NT_MAX (128 x 80, 256 x 33 and more): sizes the NT
+     * kernel leaves to the full product */
+    static const int64_t Ts[] = {1, 3, 5, 7, 16, 20, 24, 32, 40, 48, 50, 64, 96, 128, 256};
+    static const int64_t Ks[] = {1, 7, 16, 20, 32, 33, 64, 80, 128};
+    static const int64_t Ns[] = {1, 5, 8, 13, 16, 24, 32, 40, 48, 56, 64, 80};
     unsigned seed = 1;
     for (size_t t = 0; t < sizeof Ts / sizeof *Ts; t++) {
         for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++)
