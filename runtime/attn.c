@@ -10,8 +10,9 @@
  * also costs its packing: these kernels skip the zero triangle and keep a
  * block of rows x column vectors in registers.  plan.c marks the
  * products (IrNode.causal on an IR_MATMUL), emit_ops.c calls them for float
- * at any T and head dim (kernel.c; the NT product while its padded bᵀ fits
- * the stack buffer).  Where T or N is no multiple of the vector, the last
+ * at any T and head dim (kernel.c; the NT product copies bᵀ to a stack
+ * buffer, in blocks of keys where all of it does not fit, up to a head dim
+ * of NNC_CAUSAL_NT_MAX / 16).  Where T or N is no multiple of the vector, the last
  * vector of a row is loaded and stored under a mask, and a T that is no
  * multiple of 4 ends in a block of fewer rows (gpt_t50's T = 50: its
  * products had been OpenBLAS-sized full GEMMs, 19.8 -> 18.0 ms a step).
@@ -43,9 +44,9 @@
  *
  * Every shape of T = 32, 48, 64, 96, 128, 256 and K or N = 16, 24, 32, 48,
  * 64, 128 that the kernels take was faster with them, 1.4x to 3.2x (NT at
- * T = 32, K = 128: 1.1x), so no shape goes back to OpenBLAS by speed; T K >
- * NNC_CAUSAL_NT_MAX stays OpenBLAS's (the compiler does not call the
- * kernel there).  T = 40 with head dim 128 (AVX-512): NT 3.4 us against
+ * T = 32, K = 128: 1.1x), so no shape goes back to OpenBLAS by speed; a K
+ * over NNC_CAUSAL_NT_MAX / 16 stays OpenBLAS's (the compiler does not call
+ * the kernel there).  T = 40 with head dim 128 (AVX-512): NT 3.4 us against
  * 5.6 for OpenBLAS's full product, NN and TN 2.2 against 3.7. */
 #include <stdint.h>
 #include <string.h>
@@ -287,21 +288,30 @@ static void transpose(int64_t T, int64_t Tp, int64_t K, const float *b, int64_t 
 void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
                                           const float *b, int64_t ldb, float *c, int64_t ldc)
 {
+    /* bᵀ goes to the stack in blocks of JB columns (keys) of whole
+     * 16-float vectors, all of T where it fits: [K][JB], so that a row of
+     * the output is a run of vectors, the last ones zero-padded.  A longer
+     * T takes its columns a block at a time, each for the rows on and
+     * below its first column (T = 256, K = 64: 128 keys a block; the scores
+     * had been a full product). */
     const int64_t Tp = (T + VL - 1) / VL * VL;
-    if (Tp * K > NNC_CAUSAL_NT_MAX) {
+    const int64_t JB = Tp * K <= NNC_CAUSAL_NT_MAX ? Tp : K > 0 ? NNC_CAUSAL_NT_MAX / K / 16 * 16 : Tp;
+    if (JB <= 0) {
         full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
         return;
     }
-    /* bᵀ [K][Tp], so that a row of the output is a run of vectors, the
-     * last ones zero-padded to a whole vector */
     float bt[NNC_CAUSAL_NT_MAX];
-    transpose(T, Tp, K, b, ldb, bt);
-    /* rows r0..r0+3 need the columns up to r0 + 3: its vector and those
-     * before, but none past T */
-    for (int64_t r0 = 0; r0 < T; r0 += MR) {
-        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
-        const int64_t n = ((r0 + mr - 1) / VL + 1) * VL;
-        row_strip(a, lda, 1, bt, Tp, c, ldc, r0, mr, n < T ? n : T, 0, K, alpha);
+    for (int64_t j0 = 0; j0 < T; j0 += JB) {
+        const int64_t jn = T - j0 < JB ? T - j0 : JB, jp = (jn + VL - 1) / VL * VL;
+        transpose(jn, jp, K, b + j0 * ldb, ldb, bt);
+        /* rows r0..r0+3 need the columns up to r0 + 3: its vector and
+         * those before, but none past T; rows before j0 none of these */
+        for (int64_t r0 = j0; r0 < T; r0 += MR) {
+            const int mr = T - r0 < MR ? (int)(T - r0) : MR;
+            int64_t n = ((r0 + mr - 1) / VL + 1) * VL;
+            n = (n < j0 + jn ? n : j0 + jn) - j0;
+            row_strip(a, lda, 1, bt, jp, c + j0, ldc, r0, mr, n, 0, K, alpha);
+        }
     }
 }
 

@@ -6,8 +6,8 @@
  * vector (a partial last vector, loaded and stored masked) or of the
  * 4-row block, an inner dim K of the causal NT product that is no
  * multiple of 8 (its transposition's tail), row pitches wider than the
- * rows, alpha != 1, and sizes the NT kernel hands to OpenBLAS (T K over
- * the stack buffer).  The lower-triangular operand has garbage (not zeros) nowhere
+ * rows, alpha != 1, T K over the stack buffer (the NT kernel's bᵀ in
+ * blocks of keys), and a K the NT kernel hands to OpenBLAS.  The lower-triangular operand has garbage (not zeros) nowhere
  * it may be read: its upper triangle is zero, as the causal softmax and
  * its gradient leave it; the output of the causal NT product is checked
  * on and below the diagonal, and the floats after each output row's last
@@ -111,10 +111,11 @@ int main(void)
      * 20, 24, 40 and 50 (no multiple of the vector: the last block of
      * rows, or the last vector of a row, partial), N of 8 to 80 (at
      * AVX-512 8, 24, 40 and 56 end in half a vector) and 1, 5, 13;
-     * T K > NNC_CAUSAL_NT_MAX (128 x 80, 256 x 33 and more): sizes the NT
-     * kernel leaves to the full product */
+     * T K > NNC_CAUSAL_NT_MAX (128 x 80, 256 x 33 and more): the NT
+     * kernel's blocks of keys (96 of 128 and then 32 at K = 80, 16 at K =
+     * 300); K = 600 > NNC_CAUSAL_NT_MAX / 16: the full product */
     static const int64_t Ts[] = {1, 3, 5, 7, 16, 20, 24, 32, 40, 48, 50, 64, 96, 128, 256};
-    static const int64_t Ks[] = {1, 7, 16, 20, 32, 33, 64, 80, 128};
+    static const int64_t Ks[] = {1, 7, 16, 20, 32, 33, 64, 80, 128, 300, 600};
     static const int64_t Ns[] = {1, 5, 8, 13, 16, 24, 32, 40, 48, 56, 64, 80};
     unsigned seed = 1;
     for (size_t t = 0; t < sizeof Ts / sizeof *Ts; t++) {
