@@ -262,6 +262,9 @@ MODELS = {
     "resnet18": (16, image_classifier(Resnet18, (3, 64, 64), classes=200), torch.optim.Adam),
     "gpt_h6": (16, gpt(vocab=256, ctx=96, d=96, heads=6, layers=4), torch.optim.AdamW),
     "vgg_small": (32, image_classifier(VggSmall, (3, 32, 32)), torch.optim.Adam),
+    "gpt_t50": (16, gpt(vocab=65, ctx=50, d=80, heads=5, layers=3), torch.optim.AdamW),
+    "gpt_hd128": (8, gpt(vocab=65, ctx=40, d=256, heads=2, layers=2), torch.optim.AdamW),
+    "gpt_t256": (4, gpt(vocab=65, ctx=256, d=128, heads=2, layers=2), torch.optim.AdamW),
 }
 
 
