@@ -1,47 +1,7 @@
 /* Benchmark glue for gpt_h6.nn (see src/harness.h): token ids [N, 96] and
- * per-position labels [N, 96], both uniform in [0, 256); AdamW. */
+ * per-position labels [N, 96], both uniform in [0, 256); AdamW.  Forward GEMM
+ * FLOPs per sequence (BENCH_GPT's formula): 103,809,024 (T = 96, D = 96, V = 256, L = 4). */
 #include "gpt_h6.h"
 #include "harness.h"
 
-enum { T = GPT_H6_CTX, D = GPT_H6_DIM, V = GPT_H6_VOCAB, L = GPT_H6_LAYERS };
-
-/* Forward GEMM FLOPs per example (one sequence of T tokens), 2 multiply-adds
- * counted as 2 FLOPs, every matmul as computed (the causal mask does not
- * halve the score and value matmuls; the embedding gather counts nothing):
- *   per block: query, key, value, out  4 x 2*T*D*D
- *              fc, proj                2 x 2*T*D*4D
- *              scores q k^T, a v       2 x 2*T*T*D   (all heads: T*T*(D/heads)*heads)
- *   head:                              2*T*D*V
- * = 4 * (24*T*D*D + 4*T*T*D) + 2*T*D*V = 103,809,024 per sequence (T = D = 96,
- * V = 256). */
-#define GPT_H6_FWD_FLOPS                                                          \
-    ((double)L * (24.0 * T * D * D + 4.0 * T * T * D) + 2.0 * T * D * V)
-
-static int init_(void *m, int max_batch, uint64_t seed)
-{
-    return gpt_h6_init((gpt_h6 *)m, max_batch, seed);
-}
-static void release_(void *m) { gpt_h6_release((gpt_h6 *)m); }
-static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)
-{
-    return gpt_h6_train_forward((gpt_h6 *)m, n, (const int32_t(*)[T])in[0],
-                                  (const int32_t(*)[T])lab[0]);
-}
-static void backward_(void *m) { gpt_h6_backward((gpt_h6 *)m); }
-
-const bench_model bench_model_desc = {
-    .name = "gpt_h6",
-    .default_batch = 16,
-    .fwd_gemm_flops_per_example = GPT_H6_FWD_FLOPS,
-    .model_size = sizeof(gpt_h6),
-    .num_params = GPT_H6_NUM_PARAMS,
-    .optimizer = BENCH_ADAMW,
-    .num_inputs = 1,
-    .num_labels = 1,
-    .inputs = {{NNC_I32, T, V}},
-    .labels = {{NNC_I32, T, V}},
-    .init = init_,
-    .release = release_,
-    .train_forward = train_forward_,
-    .backward = backward_,
-};
+BENCH_GPT(gpt_h6, GPT_H6, 16);

@@ -1,46 +1,7 @@
 /* Benchmark glue for gpt_mini.nn (see src/harness.h): token ids [N, 64] and
- * per-position labels [N, 64], both uniform in [0, 65); AdamW. */
+ * per-position labels [N, 64], both uniform in [0, 65); AdamW.  Forward GEMM
+ * FLOPs per sequence (BENCH_GPT's formula): 110,116,864 (T = 64, D = 128, V = 65, L = 4). */
 #include "gpt_mini.h"
 #include "harness.h"
 
-enum { T = GPT_MINI_CTX, D = GPT_MINI_DIM, V = GPT_MINI_VOCAB, L = GPT_MINI_LAYERS };
-
-/* Forward GEMM FLOPs per example (one sequence of T tokens), 2 multiply-adds
- * counted as 2 FLOPs, every matmul as computed (the causal mask does not
- * halve the score and value matmuls; the embedding gather counts nothing):
- *   per block: query, key, value, out  4 x 2*T*D*D
- *              fc, proj                2 x 2*T*D*4D
- *              scores q k^T, a v       2 x 2*T*T*D   (all heads: T*T*(D/heads)*heads)
- *   head:                              2*T*D*V
- * = 4 * (24*T*D*D + 4*T*T*D) + 2*T*D*V = 110,116,864 per sequence. */
-#define GPT_MINI_FWD_FLOPS                                                          \
-    ((double)L * (24.0 * T * D * D + 4.0 * T * T * D) + 2.0 * T * D * V)
-
-static int init_(void *m, int max_batch, uint64_t seed)
-{
-    return gpt_mini_init((gpt_mini *)m, max_batch, seed);
-}
-static void release_(void *m) { gpt_mini_release((gpt_mini *)m); }
-static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)
-{
-    return gpt_mini_train_forward((gpt_mini *)m, n, (const int32_t(*)[T])in[0],
-                                  (const int32_t(*)[T])lab[0]);
-}
-static void backward_(void *m) { gpt_mini_backward((gpt_mini *)m); }
-
-const bench_model bench_model_desc = {
-    .name = "gpt_mini",
-    .default_batch = 16,
-    .fwd_gemm_flops_per_example = GPT_MINI_FWD_FLOPS,
-    .model_size = sizeof(gpt_mini),
-    .num_params = GPT_MINI_NUM_PARAMS,
-    .optimizer = BENCH_ADAMW,
-    .num_inputs = 1,
-    .num_labels = 1,
-    .inputs = {{NNC_I32, T, V}},
-    .labels = {{NNC_I32, T, V}},
-    .init = init_,
-    .release = release_,
-    .train_forward = train_forward_,
-    .backward = backward_,
-};
+BENCH_GPT(gpt_mini, GPT_MINI, 16);

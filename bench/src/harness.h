@@ -11,8 +11,8 @@
  * params/grads views, with no allocation in the loop.
  *
  * A single-input classifier (float input rows, one i32 class label per
- * example) needs only BENCH_CLASSIFIER below; models with several inputs,
- * token inputs or per-token labels (a GPT) fill the struct by hand.
+ * example) needs only BENCH_CLASSIFIER below, a GPT of gpt_mini.nn's form
+ * only BENCH_GPT; models with several inputs fill the struct by hand.
  */
 #ifndef NNC_BENCH_HARNESS_H
 #define NNC_BENCH_HARNESS_H
@@ -91,6 +91,50 @@ extern const bench_model bench_model_desc;
         .num_labels = 1,                                                         \
         .inputs = {{NNC_F32, (IN), 0}},                                          \
         .labels = {{NNC_I32, 1, (CLASSES)}},                                     \
+        .init = bench_init_,                                                     \
+        .release = bench_release_,                                               \
+        .train_forward = bench_train_forward_,                                   \
+        .backward = bench_backward_,                                             \
+    }
+
+/* A causal transformer of gpt_mini.nn's form (its hparams ctx, dim, vocab
+ * and layers as <P>_CTX, _DIM, _VOCAB, _LAYERS): token ids [N, T] and
+ * per-position labels [N, T], both uniform in [0, V); AdamW.  Forward GEMM
+ * FLOPs per example (one sequence of T tokens), 2 multiply-adds counted as
+ * 2 FLOPs, every matmul as computed (the causal mask does not halve the
+ * score and value matmuls; the embedding gather counts nothing):
+ *   per block: query, key, value, out  4 x 2*T*D*D
+ *              fc, proj                2 x 2*T*D*4D
+ *              scores q k^T, a v       2 x 2*T*T*D   (all heads: T*T*(D/heads)*heads)
+ *   head:                              2*T*D*V
+ * = L * (24*T*D*D + 4*T*T*D) + 2*T*D*V. */
+#define BENCH_GPT(p, P, BATCH)                                                   \
+    static int bench_init_(void *m, int max_batch, uint64_t seed)                \
+    {                                                                            \
+        return p##_init((p *)m, max_batch, seed);                                \
+    }                                                                            \
+    static void bench_release_(void *m) { p##_release((p *)m); }                 \
+    static float bench_train_forward_(void *m, int n, const void *const *in,     \
+                                      const void *const *lab)                    \
+    {                                                                            \
+        return p##_train_forward((p *)m, n, (const int32_t(*)[P##_CTX])in[0],    \
+                                 (const int32_t(*)[P##_CTX])lab[0]);             \
+    }                                                                            \
+    static void bench_backward_(void *m) { p##_backward((p *)m); }               \
+    const bench_model bench_model_desc = {                                       \
+        .name = #p,                                                              \
+        .default_batch = (BATCH),                                                \
+        .fwd_gemm_flops_per_example =                                            \
+            (double)P##_LAYERS * (24.0 * P##_CTX * P##_DIM * P##_DIM +           \
+                                  4.0 * P##_CTX * P##_CTX * P##_DIM) +           \
+            2.0 * P##_CTX * P##_DIM * P##_VOCAB,                                 \
+        .model_size = sizeof(p),                                                 \
+        .num_params = P##_NUM_PARAMS,                                            \
+        .optimizer = BENCH_ADAMW,                                                \
+        .num_inputs = 1,                                                         \
+        .num_labels = 1,                                                         \
+        .inputs = {{NNC_I32, P##_CTX, P##_VOCAB}},                               \
+        .labels = {{NNC_I32, P##_CTX, P##_VOCAB}},                               \
         .init = bench_init_,                                                     \
         .release = bench_release_,                                               \
         .train_forward = bench_train_forward_,                                   \
