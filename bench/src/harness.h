@@ -61,6 +61,15 @@ typedef struct bench_model {
 /* Defined by the model's glue file. */
 extern const bench_model bench_model_desc;
 
+/* the glue's wrappers of <p>_init and <p>_release, and of <p>_backward */
+#define BENCH_WRAPPERS_(p)                                                       \
+    static int bench_init_(void *m, int max_batch, uint64_t seed)                \
+    {                                                                            \
+        return p##_init((p *)m, max_batch, seed);                                \
+    }                                                                            \
+    static void bench_release_(void *m) { p##_release((p *)m); }                 \
+    static void bench_backward_(void *m) { p##_backward((p *)m); }
+
 /* Glue for a classifier `model P { input x: f32[N, ...]; label y: i32[N] }`:
  *   p, P      the generated prefix in lower and upper case (mlp_big, MLP_BIG)
  *   ROW       the row type's dims in brackets: [784], or [3][32][32]
@@ -69,18 +78,13 @@ extern const bench_model bench_model_desc;
  *   BATCH     default batch size
  *   FLOPS     forward GEMM FLOPs per example                                */
 #define BENCH_CLASSIFIER(p, P, ROW, IN, CLASSES, BATCH, FLOPS)                   \
-    static int bench_init_(void *m, int max_batch, uint64_t seed)                \
-    {                                                                            \
-        return p##_init((p *)m, max_batch, seed);                                \
-    }                                                                            \
-    static void bench_release_(void *m) { p##_release((p *)m); }                 \
+    BENCH_WRAPPERS_(p)                                                           \
     static float bench_train_forward_(void *m, int n, const void *const *in,     \
                                       const void *const *lab)                    \
     {                                                                            \
         return p##_train_forward((p *)m, n, (const float(*) ROW)in[0],           \
                                  (const int32_t *)lab[0]);                       \
     }                                                                            \
-    static void bench_backward_(void *m) { p##_backward((p *)m); }               \
     const bench_model bench_model_desc = {                                       \
         .name = #p,                                                              \
         .default_batch = (BATCH),                                                \
@@ -109,18 +113,13 @@ extern const bench_model bench_model_desc;
  *   head:                              2*T*D*V
  * = L * (24*T*D*D + 4*T*T*D) + 2*T*D*V. */
 #define BENCH_GPT(p, P, BATCH)                                                   \
-    static int bench_init_(void *m, int max_batch, uint64_t seed)                \
-    {                                                                            \
-        return p##_init((p *)m, max_batch, seed);                                \
-    }                                                                            \
-    static void bench_release_(void *m) { p##_release((p *)m); }                 \
+    BENCH_WRAPPERS_(p)                                                           \
     static float bench_train_forward_(void *m, int n, const void *const *in,     \
                                       const void *const *lab)                    \
     {                                                                            \
         return p##_train_forward((p *)m, n, (const int32_t(*)[P##_CTX])in[0],    \
                                  (const int32_t(*)[P##_CTX])lab[0]);             \
     }                                                                            \
-    static void bench_backward_(void *m) { p##_backward((p *)m); }               \
     const bench_model bench_model_desc = {                                       \
         .name = #p,                                                              \
         .default_batch = (BATCH),                                                \
