@@ -115,8 +115,8 @@ static void choose(IrNode *n, const Graph *g, int f64)
  * attn.c's kernels, which compute only the triangle that is read or
  * nonzero: float [T, T] matrices of any T (a last partial vector or block
  * of rows is masked), and the sizes the kernels take (the causal Bᵀ
- * product copies bᵀ to the stack, at least 16 keys at a time: K up to
- * NNC_CAUSAL_NT_MAX / 16). */
+ * product copies bᵀ to the stack, at least NNC_CAUSAL_NT_KEYS keys at a
+ * time: K up to NNC_CAUSAL_NT_MAX / NNC_CAUSAL_NT_KEYS). */
 static KernelKind causal(const IrNode *n, const Graph *g, int f64)
 {
     const Shape so = n->shape, sa = g->nodes[n->in[0]].shape, sb = g->nodes[n->in[1]].shape;
@@ -128,7 +128,7 @@ static KernelKind causal(const IrNode *n, const Graph *g, int f64)
     if ((n->causal & 2) && !n->tb)
         return n->ta ? KERNEL_LOWER_TN : KERNEL_LOWER_NN;
     const int64_t K = sa.d[sa.nd - 1];
-    if ((n->causal & 1) && !n->ta && n->tb && N == T && 16 * K <= NNC_CAUSAL_NT_MAX)
+    if ((n->causal & 1) && !n->ta && n->tb && N == T && NNC_CAUSAL_NT_KEYS * K <= NNC_CAUSAL_NT_MAX)
         return KERNEL_CAUSAL_NT;
     return KERNEL_LOOPS;
 }

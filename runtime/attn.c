@@ -11,11 +11,12 @@
  * block of rows x column vectors in registers.  plan.c marks the
  * products (IrNode.causal on an IR_MATMUL), emit_ops.c calls them for float
  * at any T and head dim (kernel.c; the NT product copies bᵀ to a stack
- * buffer, in blocks of keys where all of it does not fit, up to a head dim
- * of NNC_CAUSAL_NT_MAX / 16).  Where T or N is no multiple of the vector, the last
- * vector of a row is loaded and stored under a mask, and a T that is no
- * multiple of 4 ends in a block of fewer rows (gpt_t50's T = 50: its
- * products had been OpenBLAS-sized full GEMMs, 19.8 -> 18.0 ms a step).
+ * buffer, in blocks of keys where all of it does not fit, up to a head
+ * dim of NNC_CAUSAL_NT_MAX / NNC_CAUSAL_NT_KEYS).  Where T or N is no
+ * multiple of the vector, the last vector of a row is loaded and stored
+ * under a mask, and a T that is no multiple of 4 ends in a block of fewer
+ * rows (gpt_t50's T = 50: its products had been full GEMMs, 19.8 -> 18.0
+ * ms a step).
  *
  * Vectors are GCC/clang vector extensions: of 16 floats (AVX-512) in the
  * runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), of 8 (AVX2)
@@ -45,7 +46,7 @@
  * Every shape of T = 32, 48, 64, 96, 128, 256 and K or N = 16, 24, 32, 48,
  * 64, 128 that the kernels take was faster with them, 1.4x to 3.2x (NT at
  * T = 32, K = 128: 1.1x), so no shape goes back to OpenBLAS by speed; a K
- * over NNC_CAUSAL_NT_MAX / 16 stays OpenBLAS's (the compiler does not call
+ * over NNC_CAUSAL_NT_MAX / NNC_CAUSAL_NT_KEYS stays OpenBLAS's (the compiler does not call
  * the kernel there).  T = 40 with head dim 128 (AVX-512): NT 3.4 us against
  * 5.6 for OpenBLAS's full product, NN and TN 2.2 against 3.7. */
 #include <stdint.h>
@@ -288,14 +289,15 @@ static void transpose(int64_t T, int64_t Tp, int64_t K, const float *b, int64_t 
 void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
                                           const float *b, int64_t ldb, float *c, int64_t ldc)
 {
-    /* bᵀ goes to the stack in blocks of JB columns (keys) of whole
-     * 16-float vectors, all of T where it fits: [K][JB], so that a row of
+    /* bᵀ goes to the stack in blocks of JB columns (keys), a multiple of
+     * NNC_CAUSAL_NT_KEYS, all of T where it fits: [K][JB], so that a row of
      * the output is a run of vectors, the last ones zero-padded.  A longer
      * T takes its columns a block at a time, each for the rows on and
      * below its first column (T = 256, K = 64: 128 keys a block; the scores
      * had been a full product). */
     const int64_t Tp = (T + VL - 1) / VL * VL;
-    const int64_t JB = Tp * K <= NNC_CAUSAL_NT_MAX ? Tp : K > 0 ? NNC_CAUSAL_NT_MAX / K / 16 * 16 : Tp;
+    const int64_t JB =
+        Tp * K <= NNC_CAUSAL_NT_MAX ? Tp : NNC_CAUSAL_NT_MAX / K / NNC_CAUSAL_NT_KEYS * NNC_CAUSAL_NT_KEYS;
     if (JB <= 0) {
         full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
         return;

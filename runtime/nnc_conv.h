@@ -20,9 +20,12 @@
 
 #define NNC_CONV_BLOCK 16 /* one vector of floats */
 
-/* The largest T K of nnc_matmul_causal_nt_f32 (attn.c), whose copy of bᵀ
- * lives on the stack: the compiler uses a GEMM beyond it. */
+/* The floats of nnc_matmul_causal_nt_f32's copy of bᵀ (attn.c), which
+ * lives on the stack and holds the keys a block at a time, at least
+ * NNC_CAUSAL_NT_KEYS of them: the compiler uses a GEMM for a K past
+ * NNC_CAUSAL_NT_MAX / NNC_CAUSAL_NT_KEYS (512). */
 #define NNC_CAUSAL_NT_MAX 8192
+#define NNC_CAUSAL_NT_KEYS 16
 
 /* The columns (conv_cols.c) of small images go G examples to a GEMM: a
  * 4x4 layer's [C KH KW][16] columns made GEMMs 16 wide, which OpenBLAS

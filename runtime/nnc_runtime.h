@@ -540,9 +540,10 @@ void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, cons
 /* c[i][j] = alpha * sum over k of a[i][k] b[j][k] for j <= i (a, b: [T][K]
  * rows of pitch lda, ldb; c: [T][T] of pitch ldc): only the lower
  * triangle, up to whole vectors (never past column T); the rest of c may
- * be left unwritten.  The kernel: any T, and K <= NNC_CAUSAL_NT_MAX / 16
- * (nnc_conv.h; bᵀ is copied to the stack, all of it or blocks of at
- * least 16 of its rows), else the full product. */
+ * be left unwritten.  The kernel: any T, and K <= NNC_CAUSAL_NT_MAX /
+ * NNC_CAUSAL_NT_KEYS (nnc_conv.h; bᵀ is copied to the stack, all of it or
+ * blocks of at least NNC_CAUSAL_NT_KEYS of its rows), else the full
+ * product. */
 void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
                               int64_t ldb, float *c, int64_t ldc);
 /* c[T][N] = alpha * a b for a [T][T] that is zero above its diagonal (the

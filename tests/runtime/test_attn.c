@@ -7,10 +7,11 @@
  * 4-row block, an inner dim K of the causal NT product that is no
  * multiple of 8 (its transposition's tail), row pitches wider than the
  * rows, alpha != 1, T K over the stack buffer (the NT kernel's bᵀ in
- * blocks of keys), and a K the NT kernel hands to OpenBLAS.  The lower-triangular operand has garbage (not zeros) nowhere
- * it may be read: its upper triangle is zero, as the causal softmax and
- * its gradient leave it; the output of the causal NT product is checked
- * on and below the diagonal, and the floats after each output row's last
+ * blocks of keys), and a K the NT kernel hands to OpenBLAS.  The
+ * lower-triangular operand has garbage (not zeros) nowhere it may be
+ * read: its upper triangle is zero, as the causal softmax and its
+ * gradient leave it; the output of the causal NT product is checked on
+ * and below the diagonal, and the floats after each output row's last
  * read column (pitch padding) must stay untouched.
  */
 #include <math.h>
@@ -113,7 +114,8 @@ int main(void)
      * AVX-512 8, 24, 40 and 56 end in half a vector) and 1, 5, 13;
      * T K > NNC_CAUSAL_NT_MAX (128 x 80, 256 x 33 and more): the NT
      * kernel's blocks of keys (96 of 128 and then 32 at K = 80, 16 at K =
-     * 300); K = 600 > NNC_CAUSAL_NT_MAX / 16: the full product */
+     * 300); K = 600 > NNC_CAUSAL_NT_MAX / NNC_CAUSAL_NT_KEYS: the full
+     * product */
     static const int64_t Ts[] = {1, 3, 5, 7, 16, 20, 24, 32, 40, 48, 50, 64, 96, 128, 256};
     static const int64_t Ks[] = {1, 7, 16, 20, 32, 33, 64, 80, 128, 300, 600};
     static const int64_t Ns[] = {1, 5, 8, 13, 16, 24, 32, 40, 48, 56, 64, 80};
