@@ -622,7 +622,7 @@ void emit_conv_op(Emitter *e, int t)
          * every pass and CPU from nnc_conv_wino_least's largest count on) */
         const int wino =
             direct && n->stride == 1 && nnc_conv_wino(x.d[1], x.d[2], x.d[3], w.d[0], n->kh, n->kw, n->pad);
-        const int64_t all = nnc_conv_wino_least(NNC_CONV_FILTER, 0, x.d[2]);
+        const int64_t all = nnc_conv_wino_least(NNC_CONV_FILTER, 0, x.d[2], x.d[3], n->pad);
         const char *why = wino && x.d[1] >= all && w.d[0] >= all ? "Winograd (the columns without AVX2)"
             : wino                     ? "Winograd or the direct kernel, by CPU (the columns without AVX2)"
             : direct                   ? "direct kernel (the columns without AVX2)"

@@ -23,8 +23,8 @@
  * at the grid's end: per tap 6 loads and MR broadcasts feed 6 MR FMAs.
  * The backward pass for the data is the same kernel: dx is dy,
  * padded by K - 1 - p, correlated with the flipped, channel-transposed
- * kernel.  3x3 layers on 4x4, 8x8 and 16x16 images of 32 or more channels
- * go by Winograd's F(2x2, 3x3) instead (below), at AVX-512 and at AVX2.
+ * kernel.  3x3 layers of enough channels go by Winograd's F(2x2, 3x3)
+ * instead (below; nnc_conv_wino), at AVX-512 and at AVX2.
  *
  * The vectors are GCC/clang vector extensions: 16 floats, AVX-512, in
  * the runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), and 8
@@ -478,7 +478,7 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
     }
 }
 
-/* ---- Winograd F(2x2, 3x3) for 4x4, 8x8 and 16x16 images ----------------------
+/* ---- Winograd F(2x2, 3x3): 4x4, 8x8, 16x16 and 32x32 images ---------------------
  *
  * resnet_small's last two stages (32 channels of 16x16, 64 of 8x8, three
  * 3x3 layers each) cost as much as the first while their images are
@@ -1307,6 +1307,40 @@ static void wino_dw(const float *dU, float *dw, int64_t C, int64_t F, int64_t Fp
  * 8x8, one of 16x16 or a quarter of one 32x32 (8 of its rows), nvec
  * vectors of VL; the products in blocks of up to WMR output channels x WNV
  * vectors, as even as can be */
+static void wino_products(const float *V, const float *U, float *M, int64_t C, int64_t F, int nvec)
+{
+    const int64_t nblk = (F + WMR - 1) / WMR, base = F / nblk, extra = F % nblk;
+    const int jblk = (nvec + WNV - 1) / WNV, jbase = nvec / jblk, jextra = nvec % jblk;
+    for (int xi = 0; xi < 16; xi++)
+        for (int j = 0, j0 = 0; j < jblk; j++) {
+            const int nv = jbase + (j < jextra);
+            for (int64_t k = 0, o0 = 0; k < nblk; k++) {
+                const int64_t mr = base + (k < extra);
+                wino_mms[nv - 1][mr](V + xi * PLANE(C * 64) + VL * j0, U + xi * PLANE(C * F),
+                                     M + xi * PLANE(F * 64) + VL * j0, C, F, o0);
+                o0 += mr;
+            }
+            j0 += nv;
+        }
+}
+
+/* dU [16][C][Fp] (+)= V Z over a block's nt tiles (first: =), in blocks
+ * of up to WFMR input channels x WFNV vectors of output channels */
+static void wino_fproducts(const float *V, const float *Z, float *dU, int64_t C, int64_t Fp, int nt, int first)
+{
+    const int64_t nblk = (C + WFMR - 1) / WFMR, base = C / nblk, extra = C % nblk;
+    for (int xi = 0; xi < 16; xi++)
+        for (int64_t o0 = 0; o0 < Fp; o0 += WFNV * VL) {
+            const int nvo = Fp - o0 >= WFNV * VL ? WFNV : (int)((Fp - o0) / VL);
+            for (int64_t k = 0, c0 = 0; k < nblk; k++) {
+                const int64_t mr = base + (k < extra);
+                wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp, c0,
+                                       o0, nt, first);
+                c0 += mr;
+            }
+        }
+}
+
 static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64_t F, int64_t Fy, const float *bias,
                 int relu, const float *add, float *wk)
 {
@@ -1314,26 +1348,15 @@ static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64
     float *V = wk + 16 * PLANE(C * F), *M = V + 16 * PLANE(C * 64);
     wino_tab tb;
     wino_tables(&tb);
-    const int64_t nblk = (F + WMR - 1) / WMR, base = F / nblk, extra = F % nblk, SS = S * S;
+    const int64_t SS = S * S;
     const int64_t per = SS < 256 ? 256 / SS : 1, parts = SS > 256 ? SS / 256 : 1; /* examples, blocks an example */
     for (int64_t b0 = 0; b0 < N * parts; b0 += per) {
         /* (4x4: a last vector of tiles part empty, its lanes 0) */
         const int64_t e0 = b0 / parts, row = b0 % parts * 8 * S; /* the first example, (32x32) row */
         const int nb = N - e0 < per ? (int)(N - e0) : (int)per, nvec = (int)((nb * SS / parts / 4 + VL - 1) / VL);
-        const int jblk = (nvec + WNV - 1) / WNV, jbase = nvec / jblk, jextra = nvec % jblk;
         if (wino_in(&tb, x + e0 * C * SS, nb, C, S, (int)(b0 % parts), V))
-            return 1;                   /* an infinity: the caller redoes the whole call directly */
-        for (int xi = 0; xi < 16; xi++) /* the products */
-            for (int j = 0, j0 = 0; j < jblk; j++) {
-                const int nv = jbase + (j < jextra);
-                for (int64_t k = 0, o0 = 0; k < nblk; k++) {
-                    const int64_t mr = base + (k < extra);
-                    wino_mms[nv - 1][mr](V + xi * PLANE(C * 64) + VL * j0, U + xi * PLANE(C * F),
-                                         M + xi * PLANE(F * 64) + VL * j0, C, F, o0);
-                    o0 += mr;
-                }
-                j0 += nv;
-            }
+            return 1; /* an infinity: the caller redoes the whole call directly */
+        wino_products(V, U, M, C, F, nvec);
         wino_out(&tb, M, F, Fy, S, nb, y + e0 * Fy * SS + row, bias, relu, add ? add + e0 * Fy * SS + row : NULL);
     }
     return 0;
@@ -1355,7 +1378,6 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
      * stored, but stale arena contents there could be denormals or NaN */
     memset(dyT, 0, sizeof(float) * (size_t)(SS * Fp));
     winf inf = WINF_NONE; /* in dy: the tiles read each element once */
-    const int64_t nblk = (C + WFMR - 1) / WFMR, base = C / nblk, extra = C % nblk;
     for (int64_t b0 = 0; b0 < N * parts; b0 += per) {
         const int64_t e0 = b0 / parts, pt = b0 % parts; /* the first example, its block (32x32) */
         const int nb = N - e0 < per ? (int)(N - e0) : (int)per;
@@ -1389,19 +1411,265 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
         }
         if (winf_any(inf))
             return 1;
-        for (int xi = 0; xi < 16; xi++) /* dU += V Z, over this block's tiles */
-            for (int64_t o0 = 0; o0 < Fp; o0 += WFNV * VL) {
-                const int nvo = Fp - o0 >= WFNV * VL ? WFNV : (int)((Fp - o0) / VL);
-                for (int64_t k = 0, c0 = 0; k < nblk; k++) {
-                    const int64_t mr = base + (k < extra);
-                    wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp,
-                                           c0, o0, (int)(nb * SS / parts / 4), b0 == 0);
-                    c0 += mr;
-                }
-            }
+        wino_fproducts(V, Z, dU, C, Fp, (int)(nb * SS / parts / 4), b0 == 0);
     }
     wino_dw(dU, dw, C, F, Fp);
     return 0;
+}
+
+/* ---- Winograd at any other image size --------------------------------------
+ *
+ * An H x W image at padding 0, 1 or 2 (a layer's padding 0 or 1, and
+ * their data gradients' 2 - pad): Ho x Wo = H + 2 pad - 2 outputs, in
+ * tiles of 2x2 whose last row and column are cut where Ho or Wo is odd.
+ * The tiles of a call's examples are numbered in order (example, tile
+ * row, tile column) and a block is 64 consecutive ones, across examples,
+ * so that lanes idle only in a call's last block (vectors of one tile row
+ * would leave 4 of 16 lanes empty at 24x24, 10 at 12x12).  A vector's
+ * tiles are loaded a row of 4 at a time (wino_in_any); its outputs are
+ * stored a value at a time.  The products and the kernel gradient's dy
+ * transform are the special sizes' own.  Measured alone at AVX-512 on
+ * Zen 4, one thread, batch 16, forward pass against the direct kernel's
+ * ~100 GFLOP/s (counted as direct FLOPs): 32 -> 40 channels at 24x24 126
+ * GFLOP/s, 40 -> 80 at 12x12 164, 80 -> 80 at 12x12 158, 32 -> 32 at
+ * 28x28 108 (122 at padding 0); the special 16x16 path 158-164.  Below 32
+ * channels the loads and stores cost what the products save
+ * (nnc_conv_wino_least). */
+typedef struct {
+    int64_t H, W, pad, Ho, Wo, Tw, TT; /* Tw tiles a row, TT an example */
+} wgeom;
+
+static wgeom wino_geom(int64_t H, int64_t W, int64_t pad)
+{
+    wgeom g = {H, W, pad, H + 2 * pad - 2, W + 2 * pad - 2, 0, 0};
+    g.Tw = (g.Wo + 1) / 2;
+    g.TT = (g.Ho + 1) / 2 * g.Tw;
+    return g;
+}
+
+/* tile number `tile` of a call (counted from its first example): its
+ * example, tile row and tile column */
+static inline void wino_tile(const wgeom *g, int64_t tile, int64_t *e, int64_t *ty, int64_t *tx)
+{
+    *e = tile / g->TT;
+    *ty = tile % g->TT / g->Tw;
+    *tx = tile % g->Tw;
+}
+
+/* V [16][C][64] = Bᵀ d B of tiles t0 .. t0 + nt (nt <= 64) of x[.][C][H][W]
+ * (lanes past nt 0).  A vector's tiles are loaded, 4 floats a row under a
+ * mask (zeros outside the image; a masked-off float is not read), into
+ * patch [lane][16], a row of it in one store, which transposes into their
+ * 16 elements' vectors (nnc_transpose.h).  Masked gathers, 16 a vector,
+ * took 40% of a 24x24 layer's time at AVX-512 on Zen 4, ~34 cycles each;
+ * copies branching on each row's edges, 25%.  Returns whether x held an
+ * infinity there. */
+static int wino_in_any(const wgeom *g, const float *x, int64_t C, int64_t t0, int nt, float *V)
+{
+    const int64_t HW = g->H * g->W, W = g->W;
+    int64_t at[64];          /* the tile's element (0, 0) from its channel's first */
+    unsigned char mk[64][4]; /* row r's columns inside the image (none where the row is outside) */
+    for (int t = 0; t < 64; t++) {
+        at[t] = 0;
+        memset(mk[t], 0, 4);
+        if (t >= nt)
+            continue;
+        int64_t e, ty, tx;
+        wino_tile(g, t0 + t, &e, &ty, &tx);
+        const int64_t r0 = 2 * ty - g->pad, c0 = 2 * tx - g->pad;
+        at[t] = e * C * HW + r0 * W + c0;
+        unsigned cols = 0;
+        for (int k = 0; k < 4; k++)
+            cols |= (unsigned)(c0 + k >= 0 && c0 + k < W) << k;
+        for (int r = 0; r < 4; r++)
+            mk[t][r] = (unsigned char)(r0 + r >= 0 && r0 + r < g->H ? cols : 0);
+    }
+#if !defined(__AVX512F__)
+    static const int32_t lanes[16][4] = {
+#define L(m) {-((m)&1), -((m) >> 1 & 1), -((m) >> 2 & 1), -((m) >> 3 & 1)}
+        L(0), L(1),  L(2),  L(3),  L(4),  L(5),  L(6), L(7), L(8),
+        L(9), L(10), L(11), L(12), L(13), L(14), L(15)
+#undef L
+    };
+#define WROW(r) _mm_maskload_ps(src + (r)*W, _mm_loadu_si128((const __m128i *)lanes[mk[t][r]]))
+#else
+#define WROW(r) _mm_maskz_loadu_ps(mk[t][r], src + (r)*W)
+#endif
+    winf inf = WINF_NONE;
+    const int nvec = (nt + VL - 1) / VL;
+    for (int64_t c = 0; c < C; c++) {
+        const float *xc = x + c * HW;
+        for (int v = 0; v < nvec; v++) {
+            float patch[VL][16] __attribute__((aligned(64))), dt[16][VL] __attribute__((aligned(64)));
+            for (int l = 0; l < VL; l++) {
+                const int t = v * VL + l;
+                const float *src = xc + at[t];
+#if defined(__AVX512F__)
+                __m512 pr = _mm512_castps128_ps512(WROW(0));
+                pr = _mm512_insertf32x4(pr, WROW(1), 1);
+                pr = _mm512_insertf32x4(pr, WROW(2), 2);
+                _mm512_store_ps(patch[l], _mm512_insertf32x4(pr, WROW(3), 3));
+#else
+                _mm256_store_ps(patch[l], _mm256_set_m128(WROW(1), WROW(0)));
+                _mm256_store_ps(patch[l] + 8, _mm256_set_m128(WROW(3), WROW(2)));
+#endif
+            }
+            transpose(&dt[0][0], VL, &patch[0][0], 16, VL, 16);
+            wv d[4][4];
+            for (int rk = 0; rk < 16; rk++) {
+                d[rk / 4][rk % 4] = WLOAD(dt[rk]);
+                inf = winf_or(inf, winf_of(d[rk / 4][rk % 4]));
+            }
+            wino_btdb(d, V + c * 64 + v * VL, PLANE(C * 64));
+        }
+    }
+#undef WROW
+    return winf_any(inf);
+}
+
+/* bias and relu on a vector of output channel o (as conv_direct: relu
+ * takes NaN and -0 to +0) */
+static inline wv wino_act(wv r, const float *bias, int64_t o, int relu)
+{
+    if (bias)
+        r = r + WSET1(bias[o]);
+#if defined(__AVX512F__)
+    if (relu)
+        r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, WZERO(), _CMP_GT_OQ), r);
+#else
+    if (relu) /* maxps gives its second operand for NaN and -0 */
+        r = _mm256_max_ps(r, WZERO());
+#endif
+    return r;
+}
+
+/* y[.][Fy][Ho][Wo] channels 0 .. F (+ bias, relu, + add[.][Fy][Ho][Wo])
+ * of tiles t0 .. t0 + nt of the call = Aᵀ M A from the block's M
+ * [16][F][64] */
+static void wino_out_any(const wgeom *g, const float *M, int64_t F, int64_t Fy, int64_t t0, int nt, float *y,
+                         const float *bias, int relu, const float *add)
+{
+    const int64_t HWo = g->Ho * g->Wo;
+    int64_t at[64];        /* the tile's first output, channel 0 */
+    unsigned char cut[64]; /* bit 0: no second column, 1: no second row */
+    for (int t = 0; t < nt; t++) {
+        int64_t e, ty, tx;
+        wino_tile(g, t0 + t, &e, &ty, &tx);
+        at[t] = e * Fy * HWo + 2 * ty * g->Wo + 2 * tx;
+        cut[t] = (unsigned char)((2 * tx + 1 >= g->Wo) | (2 * ty + 1 >= g->Ho) << 1);
+    }
+    for (int v = 0; v * VL < nt; v++) {
+        const int nl = nt - v * VL < VL ? nt - v * VL : VL;
+        for (int64_t o = 0; o < F; o++) {
+            const float *mp = M + o * 64 + v * VL;
+            wv s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
+            for (int k = 0; k < 4; k++)
+                wino_at(WLOAD(mp + k * PLANE(F * 64)), WLOAD(mp + (4 + k) * PLANE(F * 64)),
+                        WLOAD(mp + (8 + k) * PLANE(F * 64)), WLOAD(mp + (12 + k) * PLANE(F * 64)), s[k]);
+            for (int i = 0; i < 2; i++)
+                wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
+            float q[4][VL];
+            for (int ij = 0; ij < 4; ij++)
+                WSTORE(q[ij], wino_act(out[ij], bias, o, relu));
+            for (int l = 0; l < nl; l++) {
+                const int t = v * VL + l;
+                const int64_t p = at[t] + o * HWo;
+                for (int ij = 0; ij < 4; ij++) {
+                    if ((ij & 1 && cut[t] & 1) || (ij & 2 && cut[t] & 2))
+                        continue;
+                    const int64_t pij = p + (ij >> 1) * g->Wo + (ij & 1);
+                    y[pij] = add ? q[ij][l] + add[pij] : q[ij][l];
+                }
+            }
+        }
+    }
+}
+
+/* y[N][Fy][Ho][Wo] = conv3x3 at padding g->pad of x[N][C][H][W] (+ bias,
+ * relu, + add), channels 0 .. F, given U [16][C][F] at wk (as wino) */
+static int wino_any(int64_t N, const float *x, float *y, int64_t C, const wgeom *g, int64_t F, int64_t Fy,
+                    const float *bias, int relu, const float *add, float *wk)
+{
+    const float *U = wk;
+    float *V = wk + 16 * PLANE(C * F), *M = V + 16 * PLANE(C * 64);
+    const int64_t total = N * g->TT, HW = g->H * g->W, HWo = g->Ho * g->Wo;
+    for (int64_t t0 = 0; t0 < total; t0 += 64) {
+        const int nt = total - t0 < 64 ? (int)(total - t0) : 64;
+        const int64_t e0 = t0 / g->TT, r0 = t0 - e0 * g->TT; /* the block's first example, its first tile */
+        if (wino_in_any(g, x + e0 * C * HW, C, r0, nt, V))
+            return 1;
+        wino_products(V, U, M, C, F, (nt + VL - 1) / VL);
+        wino_out_any(g, M, F, Fy, r0, nt, y + e0 * Fy * HWo, bias, relu, add ? add + e0 * Fy * HWo : NULL);
+    }
+    return 0;
+}
+
+/* dw[F][C][3][3] from channels 0 .. F of dy[N][Fdy][Ho][Wo] and
+ * x[N][C][H][W] (as wino_filter; dy transposed an example at a time as
+ * the blocks reach it) */
+static int wino_filter_any(int64_t N, const float *dy, const float *x, float *dw, int64_t C, const wgeom *g, int64_t F,
+                           int64_t Fdy, float *wk)
+{
+    const int64_t Fp = (F + VL - 1) / VL * VL, HW = g->H * g->W, HWo = g->Ho * g->Wo, total = N * g->TT;
+    float *V = wk, *Z = V + 16 * PLANE(C * 64), *dU = Z + 16 * PLANE(64 * Fp), *dyT = dU + 16 * PLANE(C * Fp);
+    memset(dyT, 0, sizeof(float) * (size_t)(HWo * Fp)); /* (lanes F .. Fp: as wino_filter) */
+    winf inf = WINF_NONE;
+    int64_t have = -1; /* the example in dyT */
+    for (int64_t t0 = 0; t0 < total; t0 += 64) {
+        const int nt = total - t0 < 64 ? (int)(total - t0) : 64;
+        const int64_t e0 = t0 / g->TT;
+        if (wino_in_any(g, x + e0 * C * HW, C, t0 - e0 * g->TT, nt, V))
+            return 1;
+        for (int t = 0; t < nt; t++) {
+            int64_t e, ty, tx;
+            wino_tile(g, t0 + t, &e, &ty, &tx);
+            if (e != have)
+                transpose(dyT, Fp, dy + e * Fdy * HWo, HWo, F, HWo), have = e;
+            const int c1 = 2 * tx + 1 < g->Wo, r1 = 2 * ty + 1 < g->Ho;
+            for (int64_t o0 = 0; o0 < Fp; o0 += VL) {
+                const float *ep = dyT + (2 * ty * g->Wo + 2 * tx) * Fp + o0;
+                const wv e00 = WLOAD(ep), e01 = c1 ? WLOAD(ep + Fp) : WZERO();
+                const wv e10 = r1 ? WLOAD(ep + g->Wo * Fp) : WZERO(),
+                         e11 = r1 && c1 ? WLOAD(ep + (g->Wo + 1) * Fp) : WZERO();
+                inf = winf_or(inf, winf_or(winf_or(winf_of(e00), winf_of(e01)), winf_or(winf_of(e10), winf_of(e11))));
+                wv z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
+                wino_a(e00, e10, z[0]);
+                wino_a(e01, e11, z[1]);
+                float *zp = Z + t * Fp + o0;
+                for (int i = 0; i < 4; i++) {
+                    wv q[4];
+                    wino_a(z[0][i], z[1][i], q);
+                    for (int j = 0; j < 4; j++)
+                        WSTORE(zp + (i * 4 + j) * PLANE(64 * Fp), q[j]);
+                }
+            }
+        }
+        if (winf_any(inf))
+            return 1;
+        wino_fproducts(V, Z, dU, C, Fp, nt, t0 == 0);
+    }
+    wino_dw(dU, dw, C, F, Fp);
+    return 0;
+}
+
+/* the call of a layer's pass by Winograd (the data gradient: x = dy at
+ * padding 2 - pad): the special sizes' transforms, or the gathers */
+static int wino_call(int64_t N, const float *x, float *y, int64_t C, int64_t H, int64_t W, int64_t pad, int64_t F,
+                     int64_t Fy, const float *bias, int relu, const float *add, float *wk)
+{
+    if (nnc_conv_wino_special(H, W, pad))
+        return wino(N, x, y, C, H, F, Fy, bias, relu, add, wk);
+    const wgeom g = wino_geom(H, W, pad);
+    return wino_any(N, x, y, C, &g, F, Fy, bias, relu, add, wk);
+}
+
+static int wino_filter_call(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H, int64_t W,
+                            int64_t pad, int64_t F, float *wk)
+{
+    if (nnc_conv_wino_special(H, W, pad))
+        return wino_filter(N, dy, x, dw, C, H, F, F, wk);
+    const wgeom g = wino_geom(H, W, pad);
+    return wino_filter_any(N, dy, x, dw, C, &g, F, F, wk);
 }
 #endif
 
@@ -1424,7 +1692,7 @@ int NNC_ISA_FN(nnc_conv_direct_ok)(void)
 /* whether this pass of a layer goes by Winograd in this build (nnc_conv.h) */
 static int wino_here(int pass, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
 {
-    const int64_t least = nnc_conv_wino_least(pass, CONV_AVX2 || nnc_isa_fma_narrow(), H);
+    const int64_t least = nnc_conv_wino_least(pass, CONV_AVX2 || nnc_isa_fma_narrow(), H, W, pad);
     return nnc_conv_wino(C, H, W, F, KH, KW, pad) && C >= least && F >= least;
 }
 #endif
@@ -1484,7 +1752,7 @@ void NNC_ISA_FN(nnc_conv2d_s1_f32)(int64_t N, const float *x, const float *w, fl
 #if defined(__AVX512F__) || CONV_AVX2
     if (wino_here(NNC_CONV_FWD, C, H, W, F, KH, KW, pad)) {
         wino_kernel(w, C, F, 0, 0, work);
-        if (!wino(N, x, y, C, H, F, F, bias, relu, NULL, work))
+        if (!wino_call(N, x, y, C, H, W, pad, F, F, bias, relu, NULL, work))
             return;
     }
 #endif
@@ -1518,9 +1786,9 @@ void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)(int64_t N, const float *dy, const fl
         return;
     }
 #if defined(__AVX512F__) || CONV_AVX2
-    if (wino_here(NNC_CONV_DATA, F, OH, OW, C, KH, KW, pad)) { /* (OH = H at padding 1) */
+    if (wino_here(NNC_CONV_DATA, F, H, W, C, KH, KW, pad)) { /* dy at padding 2 - pad gives dx */
         wino_kernel(w, F, C, 1, C, work);
-        if (!wino(N, dy, dx, F, H, C, C, NULL, 0, add, work))
+        if (!wino_call(N, dy, dx, F, OH, OW, 2 - pad, C, C, NULL, 0, add, work))
             return;
     }
 #endif
@@ -1907,7 +2175,7 @@ void NNC_ISA_FN(nnc_conv2d_bwd_filter_f32)(int64_t N, const float *dy, const flo
     }
 #if defined(__AVX512F__) || CONV_AVX2
     if (S == 1 && N > 0 && wino_here(NNC_CONV_FILTER, C, H, W, F, KH, KW, pad) &&
-        !wino_filter(N, dy, x, dw, C, H, F, F, work))
+        !wino_filter_call(N, dy, x, dw, C, H, W, pad, F, work))
         return;
 #endif
     if (S == 1 && F <= 8) {

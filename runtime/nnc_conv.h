@@ -109,19 +109,35 @@ static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_
 enum { NNC_CONV_FWD, NNC_CONV_DATA, NNC_CONV_FILTER };
 
 /* Whether a stride-1 layer (or its data gradient, C and F swapped) is of
- * Winograd's class: 3x3, padding 1, square images of 4x4 with 32 or more
- * channels in and out, or of 8x8, 16x16 or 32x32 with 16 or more.  Each
- * pass of such a layer goes by Winograd's F(2x2, 3x3) where the runtime
- * has AVX-512 or AVX2 + FMA (conv.c) and both channel counts reach
- * nnc_conv_wino_least, else by the direct kernel; the work holds either.
- * Winograd's work: the transformed kernel U [16][C][F], a block of 64
- * tiles' transformed input V [16][C][64] (16 images of 4x4, 4 of 8x8, one
- * of 16x16, a quarter of one 32x32) and products M [16][F][64]. */
+ * Winograd's class: 3x3, and either square images of 4x4, 8x8, 16x16 or
+ * 32x32 at padding 1, which have transforms of their own
+ * (nnc_conv_wino_special: 16 images of 4x4 a block, 4 of 8x8, one of
+ * 16x16, a quarter of one 32x32), with 32 or more channels in and out at
+ * 4x4, 16 or more at the others; or any other image of at least 8x8 at
+ * padding 0 or 1 with 32 or more channels, whose tiles are loaded a row
+ * at a time (conv.c), and whose example of C H W (and F) floats is at
+ * most 2^24 (the block's offsets in 32 bits).  Each pass of such a layer
+ * goes by Winograd's F(2x2, 3x3) where the runtime has AVX-512 or AVX2 +
+ * FMA (conv.c) and both channel counts reach nnc_conv_wino_least, else by
+ * the direct kernel; the work holds either.  Winograd's work: the
+ * transformed kernel U [16][C][F], a block of 64 tiles' transformed input
+ * V [16][C][64] and products M [16][F][64]. */
+static inline int nnc_conv_wino_special(int64_t H, int64_t W, int64_t pad)
+{
+    return pad == 1 && H == W && (H == 4 || H == 8 || H == 16 || H == 32);
+}
+
 static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
 {
-    const int64_t least = H == 4 ? 32 : 16;
-    return KH == 3 && KW == 3 && pad == 1 && H == W && (H == 4 || H == 8 || H == 16 || H == 32) && C >= least &&
-        F >= least;
+    if (KH != 3 || KW != 3)
+        return 0;
+    if (nnc_conv_wino_special(H, W, pad)) {
+        const int64_t least = H == 4 ? 32 : 16;
+        return C >= least && F >= least;
+    }
+    const int64_t most = C > F ? C : F;
+    return (pad == 0 || pad == 1) && H >= 8 && W >= 8 && C >= 32 && F >= 32 &&
+        most * (H + 2) * (W + 2) <= (int64_t)1 << 24;
 }
 
 /* The least channel count, in and out, at which pass `pass` of a layer of
@@ -137,9 +153,16 @@ static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int6
  * them at AVX-512): 0.7-0.85x the direct kernel at 16 and 24 channels
  * there, 0.83x at 16 and 1.2x at 24 with AVX2.  On the EPYC (Zen 4) at
  * AVX-512 the narrow counts took whole steps 4-6% below the wide ones
- * (docs/decisions.md). */
-static inline int64_t nnc_conv_wino_least(int pass, int narrow, int64_t H)
+ * (docs/decisions.md).  The other sizes' row loads cost more than the
+ * special sizes' permutes: on the EPYC at AVX-512, 16 batches of 16 or 24
+ * channels at 12x12 to 28x28 ran 0.84-1.1x as fast as the direct kernel,
+ * of 32 at 9x9 and 28x28 1.0-1.08x, 32 to 40 at 24x24 1.25x, 40 to 80 at
+ * 12x12 1.6x: from 32 (narrow), and from 48 where the FMAs are wide (not
+ * measured there). */
+static inline int64_t nnc_conv_wino_least(int pass, int narrow, int64_t H, int64_t W, int64_t pad)
 {
+    if (!nnc_conv_wino_special(H, W, pad))
+        return narrow ? 32 : 48;
     if (H == 4)
         return 32;
     if (pass == NNC_CONV_FILTER)

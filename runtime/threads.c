@@ -594,6 +594,10 @@ static int64_t wino_examples(const conv_job *j)
 {
     if (j->f64 || !j->direct || j->stride != 1 || !nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad))
         return 1;
+    if (!nnc_conv_wino_special(j->H, j->W, j->pad)) { /* the other sizes: a whole block of tiles an item */
+        const int64_t tiles = (j->OH + 1) / 2 * ((j->OW + 1) / 2);
+        return tiles >= 64 ? 1 : (64 + tiles - 1) / tiles;
+    }
     return j->OH == 4 ? (j->pass == NNC_CONV_FILTER ? 16 : 8) : j->OH == 8 ? 4 : 1;
 }
 
@@ -612,7 +616,8 @@ static int64_t wino_cap(const conv_job *j, int64_t items, int threads)
 static int wino_by_channels(const conv_job *j)
 {
     return !j->f64 && j->direct && j->stride == 1 && j->OH == 4 && j->N > 0 &&
-        nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad) && nnc_conv_direct_ok();
+        nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad) && nnc_conv_wino_special(j->H, j->W, j->pad) &&
+        nnc_conv_direct_ok();
 }
 
 static int64_t wino_channels(const conv_job *j) { return j->pass == NNC_CONV_DATA ? j->C : j->F; }

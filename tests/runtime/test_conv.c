@@ -385,8 +385,8 @@ static void route_case(int S, int C)
     if (here < 0)
         return;
     /* which passes take Winograd at this ISA and CPU (nnc_conv.h) */
-    const int narrow = nnc_isa_fma_narrow(), fwd = here && C >= nnc_conv_wino_least(NNC_CONV_FWD, narrow, S),
-              filter = here && C >= nnc_conv_wino_least(NNC_CONV_FILTER, narrow, S);
+    const int narrow = nnc_isa_fma_narrow(), fwd = here && C >= nnc_conv_wino_least(NNC_CONV_FWD, narrow, S, S, 1),
+              filter = here && C >= nnc_conv_wino_least(NNC_CONV_FILTER, narrow, S, S, 1);
     int wino = fwd;
     const size_t nx = (size_t)C * S * S, ny = (size_t)F * S * S, nw = (size_t)F * C * 9;
     float *x = calloc(nx, sizeof(float)), *w = calloc(nw, sizeof(float)), *y = calloc(ny, sizeof(float));
@@ -640,6 +640,37 @@ int main(void)
     /* 32x32: a block is a quarter of an example (8 of its rows) */
     one_case(&seed, 2, 32, 32, 32, 33, 3, 3, 1);
     one_case(&seed, 1, 35, 32, 32, 48, 3, 3, 1);
+    /* Winograd at the other sizes (tiles loaded a row at a time, blocks
+     * across examples): 24x24 (144 tiles an example) and 12x12 (36), odd
+     * and non-square images (the last tile row and column cut), padding 0
+     * (the data gradient at padding 2), 64x64 and 8x8 at padding 0;
+     * channel counts off the blocks, and just below the least (direct) */
+    one_case(&seed, 2, 32, 24, 24, 40, 3, 3, 1);
+    one_case(&seed, 3, 40, 12, 12, 33, 3, 3, 1);
+    one_case(&seed, 2, 37, 13, 11, 39, 3, 3, 1);
+    one_case(&seed, 2, 48, 28, 28, 32, 3, 3, 0);
+    one_case(&seed, 5, 32, 9, 9, 35, 3, 3, 1);
+    one_case(&seed, 3, 33, 8, 10, 32, 3, 3, 0);
+    one_case(&seed, 1, 32, 64, 64, 34, 3, 3, 1);
+    one_case(&seed, 2, 40, 9, 20, 48, 3, 3, 1);
+    one_case(&seed, 2, 32, 8, 8, 32, 3, 3, 0); /* 8x8 at padding 0: not the special 8x8 */
+    one_case(&seed, 2, 31, 12, 12, 40, 3, 3, 1);
+    filter_case(&seed, 2, 32, 24, 24, 40, 3, 3, 1, 1);
+    filter_case(&seed, 3, 35, 12, 12, 33, 3, 3, 1, 1);
+    filter_case(&seed, 2, 40, 13, 11, 36, 3, 3, 1, 1);
+    filter_case(&seed, 2, 32, 28, 28, 48, 3, 3, 1, 0);
+    filter_case(&seed, 5, 32, 9, 9, 35, 3, 3, 1, 1);
+    filter_case(&seed, 3, 33, 8, 10, 32, 3, 3, 1, 0);
+    filter_case(&seed, 2, 40, 9, 20, 97, 3, 3, 1, 1);
+    inf_case(12, 3);
+    inf_case(24, 2);
+    inf_case(9, 5);
+    nan_case(12, 2);
+    nan_case(9, 3);
+    route_case(12, 32);
+    route_case(24, 32);
+    route_case(9, 32);
+    route_case(24, 48);
     inf_case(32, 2);
     inf_case(8, 2);
     inf_case(8, 6); /* the inf in the second block of 8x8 images */
