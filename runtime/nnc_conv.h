@@ -376,13 +376,15 @@ static inline int64_t nnc_conv2d_geom_ow(const nnc_conv2d_geom *g)
 }
 
 /* Its work, the same for the three passes: one example's columns [C KH
- * KW][OH OW] (every group's rows, a GEMM per group reads its own), or none
- * where each group has one channel in (depthwise: a direct loop, since a
- * GEMM of one row of taps per filter runs at a few GFLOP/s). */
+ * KW][OH OW] (every group's rows, a GEMM per group reads its own); where
+ * each group has one channel in (depthwise: a GEMM of one row of taps per
+ * filter runs at a few GFLOP/s), one channel padded, its rows split into
+ * their sw column phases [H + 2 ph][sw][ceil((W + 2 pw) / sw)]
+ * (conv_cols_tmpl.h). */
 static inline int64_t nnc_conv2d_gen_work(const nnc_conv2d_geom *g)
 {
     if (g->C == g->groups)
-        return 0;
+        return (g->H + 2 * g->ph) * g->sw * ((g->W + 2 * g->pw + g->sw - 1) / g->sw);
     return g->C * g->KH * g->KW * nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g);
 }
 

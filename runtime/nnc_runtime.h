@@ -471,7 +471,8 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
  * y[N][F][OH][OW] = conv(x[N][C][H][W], w[F][C / groups][KH][KW]) with
  * the strides, padding, dilation and groups of *g (nnc_conv.h), plus
  * bias[F] unless bias is NULL, then max(y, 0) if relu.  `work` holds at
- * least nnc_conv2d_gen_work(g) elements (none for depthwise layers).  The
+ * least nnc_conv2d_gen_work(g) elements (for depthwise layers, one padded
+ * channel).  The
  * generated code's kernel for the layers the calls above do not take;
  * never allocates. */
 void nnc_conv2d_gen_f32(int64_t N, const float *x, const float *w, float *y, const nnc_conv2d_geom *g,

@@ -4,7 +4,8 @@
  * a bias and relu), the data gradient (with an addend) and the kernel's
  * gradient summed over the examples, on geometries that take both paths
  * (the columns with a GEMM per group; depthwise, one channel per group,
- * by a direct loop, with a channel multiplier of 1 and 2).  The work
+ * through its padded, phase-split copy, with a channel multiplier of 1
+ * and 2, strides 1 to 3 and kernels to 7x7).  The work
  * buffer is exactly nnc_conv.h's size, NaN-filled, with a guard after it
  * that must stay untouched; the threads give the same bits at 1 and 3
  * (the kernel gradient's items and their partial sums).
@@ -163,7 +164,17 @@ int main(void)
     gen_case(&seed, 3, (nnc_conv2d_geom){6, 7, 10, 12, 3, 3, 2, 2, 1, 1, 1, 1, 6}); /* depthwise x2 */
     gen_case(&seed, 6, (nnc_conv2d_geom){5, 8, 8, 5, 5, 3, 1, 2, 2, 1, 1, 3, 5});   /* depthwise, dilated */
     gen_case(&seed, 20, (nnc_conv2d_geom){4, 1, 13, 6, 1, 3, 1, 2, 0, 2, 1, 2, 2}); /* conv1d-like, many items */
-    gen_case(&seed, 2, (nnc_conv2d_geom){3, 5, 5, 4, 2, 2, 3, 3, 0, 0, 2, 2, 1});   /* dilation alone */
-    gen_case(&seed, 0, (nnc_conv2d_geom){4, 5, 5, 4, 3, 3, 1, 1, 1, 2, 1, 1, 2});   /* no examples */
+    /* depthwise by phase-split rows: stride 2 and 3 (odd widths, each
+     * phase's run), rows of 8 and 16 outputs and over (the kernel
+     * gradient's blocks of 8 and tails), 7x7 with padding 3, a channel
+     * multiplier with stride, rectangular strides and dilation */
+    gen_case(&seed, 3, (nnc_conv2d_geom){8, 32, 32, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8});
+    gen_case(&seed, 2, (nnc_conv2d_geom){6, 33, 31, 6, 3, 3, 2, 2, 1, 1, 1, 1, 6});
+    gen_case(&seed, 2, (nnc_conv2d_geom){5, 20, 23, 10, 3, 3, 3, 3, 1, 1, 1, 1, 5});
+    gen_case(&seed, 2, (nnc_conv2d_geom){4, 14, 14, 4, 7, 7, 1, 1, 3, 3, 1, 1, 4});
+    gen_case(&seed, 3, (nnc_conv2d_geom){3, 17, 19, 6, 3, 5, 2, 1, 1, 2, 2, 1, 3});
+    gen_case(&seed, 2, (nnc_conv2d_geom){4, 9, 40, 4, 5, 3, 1, 2, 2, 3, 1, 3, 4});
+    gen_case(&seed, 2, (nnc_conv2d_geom){3, 5, 5, 4, 2, 2, 3, 3, 0, 0, 2, 2, 1}); /* dilation alone */
+    gen_case(&seed, 0, (nnc_conv2d_geom){4, 5, 5, 4, 3, 3, 1, 1, 1, 2, 1, 1, 2}); /* no examples */
     return check_summary("test_conv_gen");
 }
