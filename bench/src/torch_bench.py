@@ -242,6 +242,59 @@ class VggSmall(nn.Module):
         return self.fc2(torch.relu(self.fc1(h.flatten(1))))
 
 
+class Cnn48(nn.Module):
+    """Twin of bench/cnn48.nn: conv 32@5x5 stride 2 padding 2, relu; conv
+    40@3x3 padding 1, relu; max pool 2; conv 80@3x3, relu, twice; average
+    pool 2; Linear(2880, 10).  Field names and order as nnc's."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 32, 5, stride=2, padding=2)
+        self.conv2 = nn.Conv2d(32, 40, 3, padding=1)
+        self.pool1 = nn.MaxPool2d(2)
+        self.conv3 = nn.Conv2d(40, 80, 3, padding=1)
+        self.conv4 = nn.Conv2d(80, 80, 3, padding=1)
+        self.pool2 = nn.AvgPool2d(2)
+        self.fc = nn.Linear(80 * 6 * 6, classes)
+
+    def forward(self, x):
+        h = self.pool1(torch.relu(self.conv2(torch.relu(self.conv1(x)))))
+        h = self.pool2(torch.relu(self.conv4(torch.relu(self.conv3(h)))))
+        return self.fc(h.flatten(1))
+
+
+class Separable(nn.Module):
+    """bench/mobile_dw.nn's Separable: a 3x3 depthwise convolution (groups =
+    channels, padding 1, the block's stride) and a 1x1 one, each with relu."""
+
+    def __init__(self, cin, filters, stride=1):
+        super().__init__()
+        self.dw = nn.Conv2d(cin, cin, 3, stride=stride, padding=1, groups=cin)
+        self.pw = nn.Conv2d(cin, filters, 1)
+
+    def forward(self, x):
+        return torch.relu(self.pw(torch.relu(self.dw(x))))
+
+
+class MobileDw(nn.Module):
+    """Twin of bench/mobile_dw.nn: a 3x3 stem (32) with relu, Separable
+    blocks to 64, 128 (stride 2), 128 and 256 (stride 2), global average
+    pooling, Linear(256, 10).  Field names and order as nnc's."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 32, 3, padding=1)
+        self.s1 = Separable(32, 64)
+        self.s2 = Separable(64, 128, 2)
+        self.s3 = Separable(128, 128)
+        self.s4 = Separable(128, 256, 2)
+        self.fc = nn.Linear(256, classes)
+
+    def forward(self, x):
+        h = self.s4(self.s3(self.s2(self.s1(torch.relu(self.stem(x))))))
+        return self.fc(h.mean(dim=(2, 3)))
+
+
 def image_classifier(module, shape, classes=10):
     def build(batch):
         model = module()
@@ -265,6 +318,9 @@ MODELS = {
     "gpt_t50": (16, gpt(vocab=65, ctx=50, d=80, heads=5, layers=3), torch.optim.AdamW),
     "gpt_hd128": (8, gpt(vocab=65, ctx=40, d=256, heads=2, layers=2), torch.optim.AdamW),
     "gpt_t256": (4, gpt(vocab=65, ctx=256, d=128, heads=2, layers=2), torch.optim.AdamW),
+    # found by a held-out sweep, then their layers' classes made fast
+    "cnn48": (16, image_classifier(Cnn48, (3, 48, 48)), torch.optim.Adam),
+    "mobile_dw": (32, image_classifier(MobileDw, (3, 32, 32)), torch.optim.Adam),
 }
 
 
