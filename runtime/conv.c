@@ -649,6 +649,18 @@ static inline void wino_gt(wv u0, wv u1, wv u2, wv u3, wv w[3]) /* Gᵀ u, the a
     w[2] = p + u3;
 }
 
+/* out[2 i + j] = (Aᵀ M A)[i][j] for a vector of tiles whose M is in the
+ * 16 planes (`plane` floats apart) from mp */
+static inline void wino_atma(const float *mp, int64_t plane, wv out[4])
+{
+    wv s[4][2]; /* Aᵀ M by columns: s[k][i] */
+    for (int k = 0; k < 4; k++)
+        wino_at(WLOAD(mp + k * plane), WLOAD(mp + (4 + k) * plane), WLOAD(mp + (8 + k) * plane),
+                WLOAD(mp + (12 + k) * plane), s[k]);
+    for (int i = 0; i < 2; i++)
+        wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
+}
+
 /* Bᵀ d B for a vector of tiles whose element (r, k) is d[r][k], into the
  * 16 planes (`plane` floats apart) from vp */
 static inline void wino_btdb(wv d[4][4], float *vp, int64_t plane)
@@ -999,13 +1011,8 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, 
     for (int bi = 0; bi < nv; bi++) /* bi: a tile vector */
         for (int64_t o = 0; o < F; o++) {
             const float *mp = M + o * 64 + bi * 16;
-            __m512 s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
-            for (int k = 0; k < 4; k++)
-                wino_at(_mm512_loadu_ps(mp + k * PLANE(F * 64)), _mm512_loadu_ps(mp + (4 + k) * PLANE(F * 64)),
-                        _mm512_loadu_ps(mp + (8 + k) * PLANE(F * 64)), _mm512_loadu_ps(mp + (12 + k) * PLANE(F * 64)),
-                        s[k]);
-            for (int i = 0; i < 2; i++)
-                wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
+            __m512 out[4];
+            wino_atma(mp, PLANE(F * 64), out);
             /* 8x8: example bi, all its 4 vectors; 16x16: rows 4 bi .. 4 bi +
              * 3; 32x32: rows 2 bi, 2 bi + 1, two vectors each; 4x4:
              * examples 4 bi .. 4 bi + 3 (as many as there are) */
@@ -1240,12 +1247,8 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, 
     for (int64_t o = 0; o < F; o++)
         for (int64_t v = 0; v < (S == 4 ? (nb + 1) / 2 : nb * tv); v++) {
             const float *mp = M + o * 64 + 8 * v;
-            wv s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
-            for (int k = 0; k < 4; k++)
-                wino_at(WLOAD(mp + k * PLANE(F * 64)), WLOAD(mp + (4 + k) * PLANE(F * 64)),
-                        WLOAD(mp + (8 + k) * PLANE(F * 64)), WLOAD(mp + (12 + k) * PLANE(F * 64)), s[k]);
-            for (int i = 0; i < 2; i++)
-                wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
+            wv out[4];
+            wino_atma(mp, PLANE(F * 64), out);
             if (S == 4) {
                 /* the unpacks give row 0 (lo of out[0], out[1]), 1 (lo of
                  * out[2], out[3]), 2 and 3 (the his) of example 2 v in the
@@ -1270,6 +1273,23 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, 
 }
 
 #endif
+
+/* Z = A dY Aᵀ of an output tile's 2x2 of dy, e00 .. e11 (VL output
+ * channels each), into the 16 planes (`plane` floats apart) from zp;
+ * where dy held an infinity ("Infinities") */
+static inline winf wino_dy_tile(wv e00, wv e01, wv e10, wv e11, float *zp, int64_t plane)
+{
+    wv z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
+    wino_a(e00, e10, z[0]);
+    wino_a(e01, e11, z[1]);
+    for (int i = 0; i < 4; i++) {
+        wv q[4];
+        wino_a(z[0][i], z[1][i], q);
+        for (int j = 0; j < 4; j++)
+            WSTORE(zp + (i * 4 + j) * plane, q[j]);
+    }
+    return winf_or(winf_or(winf_of(e00), winf_of(e01)), winf_or(winf_of(e10), winf_of(e11)));
+}
 
 /* dw[F][C][3][3] = Gᵀ dU G from dU [16][C][Fp]: VL output channels (the
  * vector's lanes) x 16 input channels at a time, their 144 tap vectors
@@ -1393,20 +1413,10 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
             for (int64_t t = 0; t < TR * TW; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
                 for (int64_t o0 = 0; o0 < Fp; o0 += VL) {
                     const float *e0p = dyT + (2 * (pt * TR + t / TW) * S + 2 * (t % TW)) * Fp + o0;
-                    const wv e00 = WLOAD(e0p), e01 = WLOAD(e0p + Fp);
-                    const wv e10 = WLOAD(e0p + S * Fp), e11 = WLOAD(e0p + (S + 1) * Fp);
-                    inf =
-                        winf_or(inf, winf_or(winf_or(winf_of(e00), winf_of(e01)), winf_or(winf_of(e10), winf_of(e11))));
-                    wv z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
-                    wino_a(e00, e10, z[0]);
-                    wino_a(e01, e11, z[1]);
-                    float *zp = Z + wino_lane(S, bi, t / TW, t % TW) * Fp + o0;
-                    for (int i = 0; i < 4; i++) {
-                        wv q[4];
-                        wino_a(z[0][i], z[1][i], q);
-                        for (int j = 0; j < 4; j++)
-                            WSTORE(zp + (i * 4 + j) * PLANE(64 * Fp), q[j]);
-                    }
+                    inf = winf_or(inf,
+                                  wino_dy_tile(WLOAD(e0p), WLOAD(e0p + Fp), WLOAD(e0p + S * Fp),
+                                               WLOAD(e0p + (S + 1) * Fp),
+                                               Z + wino_lane(S, bi, t / TW, t % TW) * Fp + o0, PLANE(64 * Fp)));
                 }
         }
         if (winf_any(inf))
@@ -1562,12 +1572,8 @@ static void wino_out_any(const wgeom *g, const float *M, int64_t F, int64_t Fy, 
         const int nl = nt - v * VL < VL ? nt - v * VL : VL;
         for (int64_t o = 0; o < F; o++) {
             const float *mp = M + o * 64 + v * VL;
-            wv s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
-            for (int k = 0; k < 4; k++)
-                wino_at(WLOAD(mp + k * PLANE(F * 64)), WLOAD(mp + (4 + k) * PLANE(F * 64)),
-                        WLOAD(mp + (8 + k) * PLANE(F * 64)), WLOAD(mp + (12 + k) * PLANE(F * 64)), s[k]);
-            for (int i = 0; i < 2; i++)
-                wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
+            wv out[4];
+            wino_atma(mp, PLANE(F * 64), out);
             float q[4][VL];
             for (int ij = 0; ij < 4; ij++)
                 WSTORE(q[ij], wino_act(out[ij], bias, o, relu));
@@ -1628,20 +1634,11 @@ static int wino_filter_any(int64_t N, const float *dy, const float *x, float *dw
             const int c1 = 2 * tx + 1 < g->Wo, r1 = 2 * ty + 1 < g->Ho;
             for (int64_t o0 = 0; o0 < Fp; o0 += VL) {
                 const float *ep = dyT + (2 * ty * g->Wo + 2 * tx) * Fp + o0;
-                const wv e00 = WLOAD(ep), e01 = c1 ? WLOAD(ep + Fp) : WZERO();
-                const wv e10 = r1 ? WLOAD(ep + g->Wo * Fp) : WZERO(),
-                         e11 = r1 && c1 ? WLOAD(ep + (g->Wo + 1) * Fp) : WZERO();
-                inf = winf_or(inf, winf_or(winf_or(winf_of(e00), winf_of(e01)), winf_or(winf_of(e10), winf_of(e11))));
-                wv z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
-                wino_a(e00, e10, z[0]);
-                wino_a(e01, e11, z[1]);
-                float *zp = Z + t * Fp + o0;
-                for (int i = 0; i < 4; i++) {
-                    wv q[4];
-                    wino_a(z[0][i], z[1][i], q);
-                    for (int j = 0; j < 4; j++)
-                        WSTORE(zp + (i * 4 + j) * PLANE(64 * Fp), q[j]);
-                }
+                /* (a cut tile's outside: zeros) */
+                inf = winf_or(
+                    inf,
+                    wino_dy_tile(WLOAD(ep), c1 ? WLOAD(ep + Fp) : WZERO(), r1 ? WLOAD(ep + g->Wo * Fp) : WZERO(),
+                                 r1 && c1 ? WLOAD(ep + (g->Wo + 1) * Fp) : WZERO(), Z + t * Fp + o0, PLANE(64 * Fp)));
             }
         }
         if (winf_any(inf))
@@ -1653,7 +1650,7 @@ static int wino_filter_any(int64_t N, const float *dy, const float *x, float *dw
 }
 
 /* the call of a layer's pass by Winograd (the data gradient: x = dy at
- * padding 2 - pad): the special sizes' transforms, or the gathers */
+ * padding 2 - pad): the special sizes' transforms, or the row loads */
 static int wino_call(int64_t N, const float *x, float *y, int64_t C, int64_t H, int64_t W, int64_t pad, int64_t F,
                      int64_t Fy, const float *bias, int relu, const float *add, float *wk)
 {
