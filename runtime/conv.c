@@ -649,6 +649,22 @@ static inline void wino_gt(wv u0, wv u1, wv u2, wv u3, wv w[3]) /* Gᵀ u, the a
     w[2] = p + u3;
 }
 
+/* bias and relu on a vector of output channel o (as conv_direct: relu
+ * takes NaN and -0 to +0) */
+static inline wv wino_act(wv r, const float *bias, int64_t o, int relu)
+{
+    if (bias)
+        r = r + WSET1(bias[o]);
+#if defined(__AVX512F__)
+    if (relu)
+        r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, WZERO(), _CMP_GT_OQ), r);
+#else
+    if (relu) /* maxps gives its second operand for NaN and -0 */
+        r = _mm256_max_ps(r, WZERO());
+#endif
+    return r;
+}
+
 /* out[2 i + j] = (Aᵀ M A)[i][j] for a vector of tiles whose M is in the
  * 16 planes (`plane` floats apart) from mp */
 static inline void wino_atma(const float *mp, int64_t plane, wv out[4])
@@ -1033,10 +1049,7 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, 
                       * 2: out[2 (m % 2)], out[2 (m % 2) + 1]; 32x32: row 2 bi + m
                       * % 2, columns 16 (m / 2) .. */
                     v = _mm512_permutex2var_ps(out[2 * (m % 2)], m / 2 ? tb->r1 : tb->r0, out[2 * (m % 2) + 1]);
-                if (bias)
-                    v = _mm512_add_ps(v, _mm512_set1_ps(bias[o]));
-                if (relu) /* v > 0 ? v : 0, NaN and -0 to +0 */
-                    v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+                v = wino_act(v, bias, o, relu);
                 /* the example's next output channel, or the next 16 outputs
                  * (32x32: m = 0 .. 3 the row's first half, the next row's, the
                  * second halves) */
@@ -1224,10 +1237,7 @@ static int wino_in4(const float *x, int nb, int64_t C, float *V)
 /* one vector of y: + bias, relu, + add (as conv_direct) */
 static inline void wino_put(float *y, wv r, const float *bias, int64_t o, int relu, const float *add)
 {
-    if (bias)
-        r = r + WSET1(bias[o]);
-    if (relu) /* r > 0 ? r : 0, NaN and -0 to +0: maxps gives its second operand for those */
-        r = _mm256_max_ps(r, WZERO());
+    r = wino_act(r, bias, o, relu);
     if (add)
         r = r + WLOAD(add);
     WSTORE(y, r);
@@ -1535,22 +1545,6 @@ static int wino_in_any(const wgeom *g, const float *x, int64_t C, int64_t t0, in
     }
 #undef WROW
     return winf_any(inf);
-}
-
-/* bias and relu on a vector of output channel o (as conv_direct: relu
- * takes NaN and -0 to +0) */
-static inline wv wino_act(wv r, const float *bias, int64_t o, int relu)
-{
-    if (bias)
-        r = r + WSET1(bias[o]);
-#if defined(__AVX512F__)
-    if (relu)
-        r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, WZERO(), _CMP_GT_OQ), r);
-#else
-    if (relu) /* maxps gives its second operand for NaN and -0 */
-        r = _mm256_max_ps(r, WZERO());
-#endif
-    return r;
 }
 
 /* y[.][Fy][Ho][Wo] channels 0 .. F (+ bias, relu, + add[.][Fy][Ho][Wo])
