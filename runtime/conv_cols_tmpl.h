@@ -639,17 +639,6 @@ static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
             }
 }
 
-/* The taps of output (oh, ow) inside the image along one axis: [k0, k1)
- * of K, for position o at stride s, padding p, dilation d, size n. */
-static inline void NAME(gen_taps)(int64_t o, int64_t s, int64_t p, int64_t d, int64_t K, int64_t n, int64_t *k0,
-                                  int64_t *k1)
-{
-    const int64_t i0 = o * s - p; /* tap k reads i0 + k d */
-    *k0 = i0 < 0 ? (-i0 + d - 1) / d : 0;
-    *k1 = n - 1 - i0 >= 0 ? (n - 1 - i0) / d + 1 : 0;
-    *k1 = *k1 > K ? K : *k1 < *k0 ? *k0 : *k1;
-}
-
 /* Depthwise layers (one input channel a group; F = C Fg, filter f reads
  * channel f / Fg) go a channel at a time through its padded copy xq, whose
  * rows are split into their sw column phases: padded column j sw + s of a
@@ -660,21 +649,23 @@ static inline void NAME(gen_taps)(int64_t o, int64_t s, int64_t p, int64_t d, in
  * MobileNet-style layers at ~1.2 GFLOP/s, scalar. */
 static inline int64_t NAME(dw_q)(const nnc_conv2d_geom *g) { return (g->W + 2 * g->pw + g->sw - 1) / g->sw; }
 
+/* Phase s of a padded row (its columns s, s + S, ...) holds image column
+ * q S + s - pw at q in [*q0, *q1) */
+static inline void NAME(dw_phase)(const nnc_conv2d_geom *g, int64_t s, int64_t *q0, int64_t *q1)
+{
+    const int64_t S = g->sw, Wq = NAME(dw_q)(g), e = g->W + g->pw - s;
+    *q0 = g->pw > s ? (g->pw - s + S - 1) / S : 0;
+    *q1 = e <= 0 ? *q0 : (e + S - 1) / S < Wq ? (e + S - 1) / S : Wq;
+}
+
 /* xq [H + 2 ph][sw][dw_q] = channel ic padded, its columns split by phase */
 static void NAME(dw_split)(const nnc_conv2d_geom *g, const R *ic, R *xq)
 {
     const int64_t S = g->sw, Wq = NAME(dw_q)(g);
     memset(xq, 0, sizeof(R) * (size_t)((g->H + 2 * g->ph) * S * Wq));
-    if (S == 1) {
-        for (int64_t ih = 0; ih < g->H; ih++)
-            memcpy(xq + (ih + g->ph) * Wq + g->pw, ic + ih * g->W, sizeof(R) * (size_t)g->W);
-        return;
-    }
     for (int64_t s = 0; s < S; s++) {
-        /* phase s: padded columns s, s + S, ...: image column q S + s - pw
-         * for q in [q0, q1) */
-        const int64_t q0 = g->pw > s ? (g->pw - s + S - 1) / S : 0, e = g->W + g->pw - s;
-        const int64_t q1 = e <= 0 ? q0 : (e + S - 1) / S < Wq ? (e + S - 1) / S : Wq;
+        int64_t q0, q1;
+        NAME(dw_phase)(g, s, &q0, &q1);
         for (int64_t ih = 0; ih < g->H; ih++) {
             R *restrict row = xq + ((ih + g->ph) * S + s) * Wq;
             const R *restrict src = ic + ih * g->W + s - g->pw;
@@ -688,15 +679,15 @@ static void NAME(dw_split)(const nnc_conv2d_geom *g, const R *ic, R *xq)
 static void NAME(dw_unsplit)(const nnc_conv2d_geom *g, const R *xq, R *ic)
 {
     const int64_t S = g->sw, Wq = NAME(dw_q)(g);
-    for (int64_t ih = 0; ih < g->H; ih++) {
-        const R *row = xq + (ih + g->ph) * S * Wq;
-        if (S == 1)
-            memcpy(ic + ih * g->W, row + g->pw, sizeof(R) * (size_t)g->W);
-        else
-            for (int64_t s = 0; s < S; s++)
-                for (int64_t q = 0, iw = s - g->pw; q < Wq; q++, iw += S)
-                    if (iw >= 0 && iw < g->W)
-                        ic[ih * g->W + iw] = row[s * Wq + q];
+    for (int64_t s = 0; s < S; s++) {
+        int64_t q0, q1;
+        NAME(dw_phase)(g, s, &q0, &q1);
+        for (int64_t ih = 0; ih < g->H; ih++) {
+            const R *restrict row = xq + ((ih + g->ph) * S + s) * Wq;
+            R *restrict dst = ic + ih * g->W + s - g->pw;
+            for (int64_t q = q0; q < q1; q++)
+                dst[q * S] = row[q];
+        }
     }
 }
 
