@@ -594,8 +594,11 @@ static int64_t wino_examples(const conv_job *j)
 {
     if (j->f64 || !j->direct || j->stride != 1 || !nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad))
         return 1;
-    if (!nnc_conv_wino_special(j->H, j->W, j->pad)) { /* the other sizes: a whole block of tiles an item */
-        const int64_t tiles = (j->OH + 1) / 2 * ((j->OW + 1) / 2);
+    if (!nnc_conv_wino_special(j->H, j->W, j->pad)) {
+        /* the other sizes: a whole block of tiles an item (the tiles of
+         * the pass's output: dx, of H x W, for the data gradient) */
+        const int64_t oh = j->pass == NNC_CONV_DATA ? j->H : j->OH, ow = j->pass == NNC_CONV_DATA ? j->W : j->OW;
+        const int64_t tiles = (oh + 1) / 2 * ((ow + 1) / 2);
         return tiles >= 64 ? 1 : (64 + tiles - 1) / tiles;
     }
     return j->OH == 4 ? (j->pass == NNC_CONV_FILTER ? 16 : 8) : j->OH == 8 ? 4 : 1;
