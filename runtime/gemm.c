@@ -16,6 +16,9 @@
  * of A, twelve FMAs (12 + 2 + 1 registers: all 16 of AVX2).  A is read in
  * place, as it is or transposed (a(r, k) = a[r sr + k sk]).
  *
+ * A C of few rows or few columns is computed turned: Cᵀ = op(B)ᵀ op(A)ᵀ,
+ * with op(A)ᵀ packed and op(B)ᵀ read in place (turned(), turn_pays()).
+ *
  * Every output is the same sum in the same order whatever block of C it
  * falls in: k from 0 to K - 1, one FMA per k in its lane, the running sum
  * stored into C between blocks of KC (then alpha C's first block + beta
@@ -52,14 +55,16 @@ enum {
     VL = GEMM_VL,
     MR = 6,
     NR = 2 * GEMM_VL,
+    MR1 = 12,     /* rows of the one-vector register block (the turned product) */
     KC = 256,     /* a panel of KC x NR: 16 KB (AVX2), 32 KB (AVX-512), in L1 */
     NC = 8 * NR,  /* the packed block: 64 KB (AVX2), 128 KB (AVX-512) */
     MC = 16 * MR, /* A's rows swept per panel: 96 x KC floats, in L2 */
 };
 
 /* B's rows [k0, k0 + kc) and columns [j0, j0 + nc) of op(B) into bp:
- * panel p (columns j0 + p NR ...) is kc rows of NR floats. */
-static void pack_b(int tb, const float *b, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nc, float *bp)
+ * panel p (columns j0 + p w ...) is kc rows of w floats, w = NR or VL. */
+static inline __attribute__((always_inline)) void pack_b(int tb, const float *b, int64_t ldb, int64_t k0, int64_t kc,
+                                                         int64_t j0, int64_t nc, int64_t w, float *bp)
 {
     int64_t p0 = 0;
     if (!tb) {
@@ -70,31 +75,29 @@ static void pack_b(int tb, const float *b, int64_t ldb, int64_t k0, int64_t kc, 
          * mlp_big's step 13.46 / 13.25 -> 13.19 / 13.06 ms, gpt_mini
          * 57.7-58.0 -> 57.2-57.5 at 1 thread on Zen 4); the last, partial
          * panel below */
-        p0 = nc / NR;
+        p0 = nc / w;
         for (int64_t k = 0; k < kc; k++) {
             const float *src = b + (k0 + k) * ldb + j0;
-            for (int64_t p = 0; p < p0; p++) {
-                float *dst = bp + p * kc * NR + k * NR;
-                *(vfu *)dst = *(const vfu *)(src + p * NR);
-                *(vfu *)(dst + VL) = *(const vfu *)(src + p * NR + VL);
-            }
+            for (int64_t p = 0; p < p0; p++)
+                for (int64_t v = 0; v < w; v += VL)
+                    *(vfu *)(bp + p * kc * w + k * w + v) = *(const vfu *)(src + p * w + v);
         }
     }
-    for (int64_t p = p0; p * NR < nc; p++) {
-        float *dst = bp + p * kc * NR;
-        const int64_t jn = nc - p * NR < NR ? nc - p * NR : NR, j = j0 + p * NR;
-        if (!tb) { /* the partial panel: jn < NR, zeros after */
+    for (int64_t p = p0; p * w < nc; p++) {
+        float *dst = bp + p * kc * w;
+        const int64_t jn = nc - p * w < w ? nc - p * w : w, j = j0 + p * w;
+        if (!tb) { /* the partial panel: jn < w, zeros after */
             for (int64_t k = 0; k < kc; k++) {
-                memset(dst + k * NR, 0, sizeof(float) * NR);
-                memcpy(dst + k * NR, b + (k0 + k) * ldb + j, sizeof(float) * (size_t)jn);
+                memset(dst + k * w, 0, sizeof(float) * (size_t)w);
+                memcpy(dst + k * w, b + (k0 + k) * ldb + j, sizeof(float) * (size_t)jn);
             }
         } else {
             /* op(B)[k][j] = b[j ldb + k]: column jj of the panel is row j + jj
              * of b, by vector blocks (one value at a time, 128 x 1024 x 784
              * and x 1024 products ran at 104 GFLOP/s at best, by blocks 132) */
-            if (jn < NR)
-                memset(dst, 0, sizeof(float) * (size_t)(kc * NR));
-            transpose(dst, NR, b + j * ldb + k0, ldb, jn, kc);
+            if (jn < w)
+                memset(dst, 0, sizeof(float) * (size_t)(kc * w));
+            transpose(dst, w, b + j * ldb + k0, ldb, jn, kc);
         }
     }
 }
@@ -102,7 +105,7 @@ static void pack_b(int tb, const float *b, int64_t ldb, int64_t k0, int64_t kc, 
 /* The register block: t = sum over k < kc of a(r0 + r, k0 + k) bp[k][..],
  * for mr (<= MR) rows; mr is a constant where inlined (tile's switch). */
 static inline __attribute__((always_inline)) void block(int mr, const float *a, int64_t sr, int64_t sk, const float *bp,
-                                                        int64_t kc, float t[MR][NR])
+                                                        int64_t kc, float *t)
 {
     vf acc[MR][2];
 #pragma GCC unroll 6
@@ -119,12 +122,13 @@ static inline __attribute__((always_inline)) void block(int mr, const float *a, 
     }
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) {
-        *(vfu *)t[r] = acc[r][0];
-        *(vfu *)(t[r] + VL) = acc[r][1];
+        *(vfu *)(t + r * NR) = acc[r][0];
+        *(vfu *)(t + r * NR + VL) = acc[r][1];
     }
 }
 
-static void tile(int mr, const float *a, int64_t sr, int64_t sk, const float *bp, int64_t kc, float t[MR][NR])
+static inline __attribute__((always_inline)) void tile(int mr, const float *a, int64_t sr, int64_t sk, const float *bp,
+                                                       int64_t kc, float *t)
 {
     switch (mr) {
     case 6: block(6, a, sr, sk, bp, kc, t); break;
@@ -136,14 +140,52 @@ static void tile(int mr, const float *a, int64_t sr, int64_t sk, const float *bp
     }
 }
 
+/* The same with panels of one vector (VL columns): mr <= MR1 rows. */
+static inline __attribute__((always_inline)) void block1(int mr, const float *a, int64_t sr, int64_t sk,
+                                                         const float *bp, int64_t kc, float *t)
+{
+    vf acc[MR1];
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++)
+        acc[r] = (vf){0};
+    for (int64_t k = 0; k < kc; k++) {
+        const vf b0 = *(const vf *)(bp + k * VL);
+#pragma GCC unroll 12
+        for (int r = 0; r < mr; r++)
+            acc[r] += b0 * a[r * sr + k * sk];
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++)
+        *(vfu *)(t + r * NR) = acc[r];
+}
+
+static void tile1(int mr, const float *a, int64_t sr, int64_t sk, const float *bp, int64_t kc, float *t)
+{
+    switch (mr) {
+    case 12: block1(12, a, sr, sk, bp, kc, t); break;
+    case 11: block1(11, a, sr, sk, bp, kc, t); break;
+    case 10: block1(10, a, sr, sk, bp, kc, t); break;
+    case 9: block1(9, a, sr, sk, bp, kc, t); break;
+    case 8: block1(8, a, sr, sk, bp, kc, t); break;
+    case 7: block1(7, a, sr, sk, bp, kc, t); break;
+    case 6: block1(6, a, sr, sk, bp, kc, t); break;
+    case 5: block1(5, a, sr, sk, bp, kc, t); break;
+    case 4: block1(4, a, sr, sk, bp, kc, t); break;
+    case 3: block1(3, a, sr, sk, bp, kc, t); break;
+    case 2: block1(2, a, sr, sk, bp, kc, t); break;
+    default: block1(1, a, sr, sk, bp, kc, t); break;
+    }
+}
+
 /* C's block from t: the first block of K sets C (beta 0 reads nothing of
  * it: C may hold NaNs), the later ones add.  One loop for every block, full
  * or edge, with the FMAs written out, so each output rounds alike. */
-static void store(float *c, int64_t ldc, float t[MR][NR], int mr, int64_t nr, float alpha, float beta, int first)
+static inline __attribute__((always_inline)) void store(float *c, int64_t ldc, const float *t, int mr, int64_t nr,
+                                                        float alpha, float beta, int first)
 {
     for (int r = 0; r < mr; r++) {
         float *cr = c + r * ldc;
-        const float *tr = t[r];
+        const float *tr = t + r * NR;
         if (!first)
             for (int64_t j = 0; j < nr; j++)
                 cr[j] = fmaf(alpha, tr[j], cr[j]);
@@ -153,6 +195,106 @@ static void store(float *c, int64_t ldc, float t[MR][NR], int mr, int64_t nr, fl
         else
             for (int64_t j = 0; j < nr; j++)
                 cr[j] = fmaf(beta, cr[j], alpha * tr[j]);
+    }
+}
+
+/* The padded width of m columns in panels of w = NR or, where that pads
+ * less, VL. */
+static int64_t panel_width(int64_t m) { return (m + VL - 1) / VL * VL < (m + NR - 1) / NR * NR ? VL : NR; }
+
+/* Whether to take the turned product (turned() below), from the shape
+ * alone.  It needs op(A)'s columns of K packed whole into the block
+ * buffer, and op(B) small enough to stay in cache (at most GEMM_TURN_MAX
+ * floats): it reads op(B) in place, MR1 or MR rows at a time, which a
+ * cold 48 x 1024 x 1024 product ran at 81 GFLOP/s against the plain
+ * one's 87.  Then the cheaper by a count of lane multiply-adds: the
+ * plain product pads N to whole panels and packs all of op(B); the
+ * turned one pads M and packs op(A), and moves each output through its
+ * buffer once more (twice with beta), after a fixed start.  A packed
+ * float costs about GEMM_PACK_T lane FMAs where it is transposed,
+ * GEMM_PACK_C where it is copied.  Fitted on Zen 4 at AVX-512 (1 thread,
+ * M 1-320, N 10-1024, K 16-1024, every transposition): the products that
+ * turn run at 100-110 GFLOP/s where the plain ones ran at 23-97, and of
+ * those that stay, none would have gained more than 5% but some of K <= 16.
+ * Not where op(B)'s rows are a multiple of 4 KB and a block reads across
+ * them (op(B) as it is, or MR1 rows at once): they then fall in one set
+ * of L1's 8 ways (AVX-512, 48 x 256 x 1024 with B transposed: 79 against
+ * 88 GFLOP/s; AVX2, 48 x 1024 x 256 with B as it is: 86 against 101).
+ * At AVX2 one-vector blocks cost more (GEMM_ONE_VEC: 24 x 256 x 256, 75
+ * against 85 GFLOP/s). */
+#define GEMM_PACK_T 6.0
+#define GEMM_PACK_C 4.0
+#define GEMM_TURN_MAX (1 << 18)
+#if GEMM_VL == 16
+#define GEMM_ONE_VEC 1.0
+#else
+#define GEMM_ONE_VEC 1.3 /* 12 broadcasts a k for 12 FMAs of 8 lanes: loads bound */
+#endif
+static int turn_fits(int tb, int64_t M, int64_t N, int64_t K, int64_t ldb)
+{
+    const int64_t mc = M < NC ? M : NC, w = panel_width(mc);
+    if (ldb % 1024 == 0 && (w == VL || !tb)) /* rows 4 KB apart: one set of L1's 8 ways */
+        return 0;
+    return (mc + w - 1) / w * w * K <= (int64_t)KC * NC && N * K <= GEMM_TURN_MAX;
+}
+
+static int turn_pays(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta)
+{
+    const int64_t ml = M % NC, wl = panel_width(ml), mp = M / NC * NC + (ml + wl - 1) / wl * wl;
+    const double np = (double)((N + NR - 1) / NR * NR);
+    const double plain = (double)M * np * K + (tb ? GEMM_PACK_T : GEMM_PACK_C) * (double)N * K;
+    const double turned = (panel_width(M < NC ? M : NC) == VL ? GEMM_ONE_VEC : 1.0) * (double)N * mp * K +
+        (ta ? GEMM_PACK_C : GEMM_PACK_T) * (double)mp * K + (beta == 0.0f ? 8.0 : 12.0) * (double)M * N + 4096.0;
+    return turned < plain;
+}
+
+/* The turned product, for a C of few rows (a recurrent layer's steps at
+ * batch 16: 16 x 1024 x 256, which the plain one ran at 79 GFLOP/s, its
+ * time a third packing all of op(B)), or of few columns (a vocabulary
+ * of 65 in panels of 32).  Cᵀ [N, M] = op(B)ᵀ op(A)ᵀ: op(B)ᵀ's rows are
+ * read in place, op(A)ᵀ is packed into panels of M's columns, and each
+ * block of Cᵀ's rows collects in ct and is transposed into C.  Every
+ * output is the same sum as in the plain product (k in order, one FMA
+ * per k, the same steps between blocks of KC; a product's two factors
+ * commute): the same bits, whichever of the two a block of C takes. */
+static __attribute__((noinline)) void turned(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                                             const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                                             float *c, int64_t ldc, float *bp, float *t)
+{
+    float ct[MC * NC] __attribute__((aligned(64)));
+    const int64_t sr = tb ? ldb : 1, sk = tb ? 1 : ldb; /* op(B)ᵀ(r, k) = b[r sr + k sk] */
+    for (int64_t j0 = 0; j0 < M; j0 += NC) {
+        const int64_t mc = M - j0 < NC ? M - j0 : NC, w = panel_width(mc), mp = (mc + w - 1) / w * w;
+        const int rows = w == VL ? MR1 : MR;
+        for (int64_t k0 = 0; k0 < K; k0 += KC) { /* all of K: block k0 at bp + k0 mp */
+            const int64_t kc = K - k0 < KC ? K - k0 : KC;
+            if (w == VL)
+                pack_b(!ta, a, lda, k0, kc, j0, mc, VL, bp + k0 * mp);
+            else
+                pack_b(!ta, a, lda, k0, kc, j0, mc, NR, bp + k0 * mp);
+        }
+        for (int64_t i0 = 0; i0 < N; i0 += MC) {
+            const int64_t rn = N - i0 < MC ? N - i0 : MC;
+            if (beta != 0.0f) /* ct[r][j] = C[j0 + j][i0 + r], for the first block's beta C */
+                transpose(ct, mp, c + j0 * ldc + i0, ldc, mc, rn);
+            for (int64_t k0 = 0; k0 < K; k0 += KC) {
+                const int64_t kc = K - k0 < KC ? K - k0 : KC;
+                for (int64_t jr = 0; jr < mc; jr += w) {
+                    const int64_t nr = mc - jr < w ? mc - jr : w;
+                    const float *panel = bp + k0 * mp + (jr / w) * kc * w;
+                    for (int64_t i = 0; i < rn; i += rows) {
+                        const int mr = (int)(rn - i < rows ? rn - i : rows);
+                        const float *ai = b + (i0 + i) * sr + k0 * sk;
+                        if (w == VL)
+                            tile1(mr, ai, sr, sk, panel, kc, t);
+                        else
+                            tile(mr, ai, sr, sk, panel, kc, t);
+                        store(ct + i * mp + jr, mp, t, mr, nr, alpha, beta, k0 == 0);
+                    }
+                }
+            }
+            transpose(c + j0 * ldc + i0, ldc, ct, mp, rn, mc);
+        }
     }
 }
 
@@ -167,15 +309,19 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
                 c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return;
     }
+    float bp[KC * NC] __attribute__((aligned(64)));
+    float t[MR1 * NR] __attribute__((aligned(64)));
+    if (turn_fits(tb, M, N, K, ldb) && turn_pays(ta, tb, M, N, K, beta)) {
+        turned(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc, bp, t);
+        return;
+    }
     /* a(r, k) = a[r sr + k sk] */
     const int64_t sr = ta ? 1 : lda, sk = ta ? lda : 1;
-    float bp[KC * NC] __attribute__((aligned(64)));
-    float t[MR][NR] __attribute__((aligned(64)));
     for (int64_t j0 = 0; j0 < N; j0 += NC) {
         const int64_t nc = N - j0 < NC ? N - j0 : NC;
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
             const int64_t kc = K - k0 < KC ? K - k0 : KC;
-            pack_b(tb, b, ldb, k0, kc, j0, nc, bp);
+            pack_b(tb, b, ldb, k0, kc, j0, nc, NR, bp);
             for (int64_t i0 = 0; i0 < M; i0 += MC) {
                 const int64_t i1 = M - i0 < MC ? M : i0 + MC;
                 for (int64_t jr = 0; jr < nc; jr += NR) {

@@ -10,7 +10,8 @@
  * are); alpha != 1; beta 0 over a C of NaNs (it must read none of them),
  * beta 1 and 0.5.  Then the determinism the threads rely on: the rows of
  * C computed in two calls (rows [0, 7) and [7, M)) equal the one call bit
- * for bit (at AVX2 and AVX-512), and nnc_sgemm gives the same bits at 1, 2 and 3 threads
+ * for bit (at AVX2 and AVX-512), and so do its rows one call at a time
+ * (the turned product against the plain one), and nnc_sgemm gives the same bits at 1, 2 and 3 threads
  * (and, but for OpenBLAS in the generic build, the one call's).
  */
 #include <math.h>
@@ -92,6 +93,20 @@ static void check_one(int ta, int tb, int64_t M, int64_t N, int64_t K, float alp
         CHECKF(!memcmp(c, c2, sizeof(float) * (size_t)(M * ldc)), "M %lld N %lld K %lld: rows in two calls differ",
                (long long)M, (long long)N, (long long)K);
     }
+    /* one row at a time: the same bits again.  A call of one row never
+     * takes gemm.c's turned product (it would pad M to a whole vector),
+     * so where the whole call turns, this checks the turned sums against
+     * the plain ones bit for bit. */
+    if (nnc_isa() != NNC_ISA_GENERIC && M <= 400) {
+        memcpy(c2, c0, sizeof(float) * (size_t)(M * ldc));
+        for (int64_t i = 0; i < M; i++)
+            nnc_cblas_sgemm(CblasRowMajor, TA, TB, 1, (int)N, (int)K, alpha, ta ? a + i : a + i * lda, (int)lda, b,
+                            (int)ldb, beta, c2 + i * ldc, (int)ldc);
+        CHECKF(!memcmp(c, c2, sizeof(float) * (size_t)(M * ldc)),
+               "ta %d tb %d M %lld N %lld K %lld: rows one at a "
+               "time differ",
+               ta, tb, (long long)M, (long long)N, (long long)K);
+    }
     /* the threads' blocks: the same bits at 1, 2 and 3 threads, and with
      * nnc's own GEMM the one call's bits.  OpenBLAS (the generic build)
      * may give a block other bits than the whole product: on one thread
@@ -147,6 +162,16 @@ int main(void)
         check_one(t & 1, t >> 1, 97, 300, 600, 0.5f, 1.0f, seed++);
         check_one(t & 1, t >> 1, 13, 33, 257, -2.0f, 0.5f, seed++);
         check_one(t & 1, t >> 1, 200, 17, 31, 1.0f, 0.0f, seed++);
+    }
+    /* shapes that gemm.c turns (C^T = op(B)^T op(A)^T): a recurrent
+     * layer's steps at batch 16, its data gradient, a 65-word vocabulary
+     * over 320 rows (more than one block of M's columns), 40 rows (panels
+     * of one vector at AVX-512); with beta, alpha and every transposition */
+    for (int t = 0; t < 4; t++) {
+        check_one(t & 1, t >> 1, 16, 1024, 256, 1.0f, 0.0f, seed++);
+        check_one(t & 1, t >> 1, 16, 256, 1000, 1.0f, 0.5f, seed++);
+        check_one(t & 1, t >> 1, 320, 65, 256, 0.5f, 1.0f, seed++);
+        check_one(t & 1, t >> 1, 40, 200, 300, 1.0f, 0.0f, seed++);
     }
     /* threads.c's splits: a square product by columns, many rows by
      * 6-row steps with a tail */
