@@ -84,7 +84,7 @@ static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
     switch (n->op) {
     case IR_NEG: return emit_fmt("-%s", a);
     case IR_RELU: return emit_relu_of(e, a);
-    case IR_SIGMOID: return emit_fmt("%s / (%s + %s(-%s))", one, one, emit_libm(e, "exp"), a);
+    case IR_SIGMOID: return emit_fmt("nnc_sigmoid_%s(%s)", e->real, a);
     case IR_TANH: return emit_fmt("%s(%s)", emit_tanh_fn(e), a);
     case IR_GELU: return emit_fmt("nnc_gelu_%s(%s)", e->real, a);
     case IR_DGELU: return emit_fmt("nnc_dgelu_%s(%s)", e->real, a);
@@ -92,7 +92,9 @@ static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
         return emit_fmt("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", emit_lit(e, 0.5), a, one, emit_tanh_fn(e),
                         emit_lit(e, 0.7978845608028654), a, emit_lit(e, 0.044715), a, a, a);
     case IR_DGELU_TANH: return emit_fmt("nnc_dgelu_tanh_%s(%s)", e->real, a);
-    case IR_SILU: return emit_fmt("%s / (%s + %s(-%s))", a, one, emit_libm(e, "exp"), a);
+    case IR_SILU: /* x sigmoid(x) with the inline sigmoid where it is float */
+        return e->opt->f64 ? emit_fmt("%s / (%s + %s(-%s))", a, one, emit_libm(e, "exp"), a)
+                           : emit_fmt("%s * nnc_sigmoid_float(%s)", a, a);
     case IR_DSILU: return emit_fmt("nnc_dsilu_%s(%s)", e->real, a);
     case IR_EXP: return emit_fmt("%s(%s)", emit_libm(e, "exp"), a);
     case IR_LOG: return emit_fmt("%s(%s)", emit_libm(e, "log"), a);

@@ -124,10 +124,23 @@ static inline double nnc_dgelu_double(double x)
     return 0.5 * erfc(-x * 0.70710678118654752440) + x * 0.39894228040143267794 * exp(-0.5 * x * x);
 }
 
+/* sigmoid for floats, 1 / (1 + e^-x), with the exp above: e = e^-|x|
+ * (<= 1, its range), then 1 / (1 + e) from 0 up and e / (1 + e) below.
+ * libm's expf is a call a value, which no loop around it vectorizes: an
+ * LSTM's gates at batch 16 spent 13 us on each [16, 256] sigmoid.  Below
+ * -87 it gives 0 (the true value is subnormal); NaN stays NaN. */
+static inline float nnc_sigmoid_float(float x)
+{
+    const float e = nnc_exp_float(-fabsf(x)), s = 1.0f / (1.0f + e);
+    return x >= 0.0f ? s : e * s;
+}
+
+static inline double nnc_sigmoid_double(double x) { return 1.0 / (1.0 + exp(-x)); }
+
 /* The derivative of SiLU, x sigmoid(x): s (1 + x (1 - s)). */
 static inline float nnc_dsilu_float(float x)
 {
-    const float s = 1.0f / (1.0f + expf(-x));
+    const float s = nnc_sigmoid_float(x);
     return s * (1.0f + x * (1.0f - s));
 }
 
