@@ -113,6 +113,15 @@ extern const bench_model bench_model_desc;
  *   head:                              2*T*D*V
  * = L * (24*T*D*D + 4*T*T*D) + 2*T*D*V. */
 #define BENCH_GPT(p, P, BATCH)                                                   \
+    BENCH_SEQ(p, P, BATCH,                                                       \
+              (double)P##_LAYERS * (24.0 * P##_CTX * P##_DIM * P##_DIM +         \
+                                    4.0 * P##_CTX * P##_CTX * P##_DIM) +         \
+                  2.0 * P##_CTX * P##_DIM * P##_VOCAB)
+
+/* Any model over token ids [N, T] with per-position labels [N, T] (its
+ * hparams ctx and vocab as <P>_CTX, _VOCAB), AdamW, FLOPS forward GEMM
+ * FLOPs per sequence. */
+#define BENCH_SEQ(p, P, BATCH, FLOPS)                                            \
     BENCH_WRAPPERS_(p)                                                           \
     static float bench_train_forward_(void *m, int n, const void *const *in,     \
                                       const void *const *lab)                    \
@@ -123,10 +132,7 @@ extern const bench_model bench_model_desc;
     const bench_model bench_model_desc = {                                       \
         .name = #p,                                                              \
         .default_batch = (BATCH),                                                \
-        .fwd_gemm_flops_per_example =                                            \
-            (double)P##_LAYERS * (24.0 * P##_CTX * P##_DIM * P##_DIM +           \
-                                  4.0 * P##_CTX * P##_CTX * P##_DIM) +           \
-            2.0 * P##_CTX * P##_DIM * P##_VOCAB,                                 \
+        .fwd_gemm_flops_per_example = (FLOPS),                                   \
         .model_size = sizeof(p),                                                 \
         .num_params = P##_NUM_PARAMS,                                            \
         .optimizer = BENCH_ADAMW,                                                \

@@ -304,6 +304,26 @@ def image_classifier(module, shape, classes=10):
     return build
 
 
+class LstmLm(nn.Module):
+    """lstm_lm.nn: Embedding(65, 64), LSTM(64 -> 256, batch_first), Linear(256, 65)."""
+
+    def __init__(self, vocab=65, dim=64, hidden=256):
+        super().__init__()
+        self.vocab = vocab
+        self.tok = nn.Embedding(vocab, dim)
+        self.rnn = nn.LSTM(dim, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, ids):
+        h, _ = self.rnn(self.tok(ids))
+        return self.head(h).reshape(-1, self.vocab)
+
+
+def lstm_lm(batch, ctx=32, vocab=65):
+    ids = torch.randint(0, vocab, (batch, ctx))
+    return LstmLm(vocab), (ids,), torch.randint(0, vocab, (batch * ctx,))
+
+
 # name -> (default batch, builder(batch) -> (module, inputs, target), optimizer)
 MODELS = {
     "digits_mlp": (64, classifier([64, 128, 10]), torch.optim.Adam),
@@ -321,6 +341,7 @@ MODELS = {
     # found by a held-out sweep, then their layers' classes made fast
     "cnn48": (16, image_classifier(Cnn48, (3, 48, 48)), torch.optim.Adam),
     "mobile_dw": (32, image_classifier(MobileDw, (3, 32, 32)), torch.optim.Adam),
+    "lstm_lm": (16, lstm_lm, torch.optim.AdamW),
 }
 
 
