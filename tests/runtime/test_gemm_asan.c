@@ -1,0 +1,97 @@
+/* test_gemm_asan.c — one instruction set's build of runtime/gemm.c,
+ * compiled with this file under ASan and UBSan (CMakeLists.txt here:
+ * runtime.gemm_asan.avx512 and .avx2, x86-64-v4 and -v3): the vector
+ * kernels, their packing, the turned product's buffers and transposes,
+ * on products whose every dimension crosses a block edge (M over 256,
+ * the turned product's blocks of M; K over 256; N over a packed block),
+ * every transposition, beta 0 over a C of NaNs and beta 0.5, row pitches
+ * wider than the rows (the floats between must stay).  Each product
+ * against a double-precision one; and the rows one call at a time give
+ * the same bits (a single row never turns).  The rest of test_gemm
+ * (threads, OpenBLAS) needs the whole runtime and runs unsanitized.
+ * Exits 77 (skipped) where the CPU lacks the instruction set.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnc_isa.h"
+
+#if defined(__AVX512F__)
+#define CPU_HAS() \
+    (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && \
+     __builtin_cpu_supports("avx512dq"))
+#else
+#define CPU_HAS() (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+#endif
+
+static float val(int64_t i, int s) { return (float)((i * (7 + 2 * s)) % 13) * 0.25f - 1.5f; }
+
+static int check(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta)
+{
+    const int64_t lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
+    const int64_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
+    float *a = malloc(sizeof(float) * (size_t)na), *b = malloc(sizeof(float) * (size_t)nb);
+    float *c = malloc(sizeof(float) * (size_t)(M * ldc)), *c1 = malloc(sizeof(float) * (size_t)(M * ldc));
+    for (int64_t i = 0; i < na; i++)
+        a[i] = val(i, 0);
+    for (int64_t i = 0; i < nb; i++)
+        b[i] = val(i, 1);
+    for (int64_t i = 0; i < M * ldc; i++)
+        c[i] = c1[i] = i % ldc >= N ? 7.0f : beta == 0.0f ? NAN : val(i, 2);
+    NNC_ISA_FN(nnc_gemm_f32)(ta, tb, M, N, K, 1.0f, a, lda, b, ldb, beta, c, ldc);
+    for (int64_t i = 0; i < M; i++)
+        NNC_ISA_FN(nnc_gemm_f32)(ta, tb, 1, N, K, 1.0f, ta ? a + i : a + i * lda, lda, b, ldb, beta, c1 + i * ldc, ldc);
+    int bad = 0;
+    for (int64_t i = 0; i < M && !bad; i++)
+        for (int64_t j = 0; j < ldc && !bad; j++) {
+            if (j >= N) {
+                bad = c[i * ldc + j] != 7.0f;
+                continue;
+            }
+            double want = beta == 0.0f ? 0.0 : beta * (double)val(i * ldc + j, 2), scale = fabs(want);
+            for (int64_t k = 0; k < K; k++) {
+                const double p =
+                    (double)(ta ? a[k * lda + i] : a[i * lda + k]) * (tb ? b[j * ldb + k] : b[k * ldb + j]);
+                want += p;
+                scale += fabs(p);
+            }
+            bad = !(fabs(c[i * ldc + j] - want) <= 1e-6 * scale + 1e-6);
+        }
+    if (!bad)
+        bad = 2 * (memcmp(c, c1, sizeof(float) * (size_t)(M * ldc)) != 0);
+    if (bad)
+        printf("FAIL ta %d tb %d M %lld N %lld K %lld beta %g: %s\n", ta, tb, (long long)M, (long long)N, (long long)K,
+               beta, bad == 1 ? "wrong" : "rows one at a time differ");
+    free(a);
+    free(b);
+    free(c);
+    free(c1);
+    return bad != 0;
+}
+
+int main(void)
+{
+    if (!CPU_HAS()) {
+        printf("test_gemm_asan: skipped: the CPU lacks this build's instruction set\n");
+        return 77;
+    }
+    static const int64_t Ms[] = {1, 13, 16, 40, 257, 320};
+    static const int64_t Ns[] = {5, 16, 65, 300};
+    static const int64_t Ks[] = {16, 257, 520};
+    int fails = 0, runs = 0;
+    for (int t = 0; t < 4; t++)
+        for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
+            for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
+                for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++, runs++)
+                    fails += check(t & 1, t >> 1, Ms[m], Ns[n], Ks[k], (m + n + k) % 2 ? 0.5f : 0.0f);
+    /* the shapes the turned product is for (test_gemm's) */
+    for (int t = 0; t < 4; t++, runs += 2) {
+        fails += check(t & 1, t >> 1, 16, 1024, 256, 0.0f);
+        fails += check(t & 1, t >> 1, 16, 256, 1000, 0.5f);
+    }
+    printf("test_gemm_asan: %d products, %d failed\n", runs, fails);
+    return fails != 0;
+}
