@@ -104,10 +104,40 @@ static inline __attribute__((always_inline)) void pack_b(int tb, const float *b,
 
 /* The register block: t = sum over k < kc of a(r0 + r, k0 + k) bp[k][..],
  * for mr (<= MR) rows; mr is a constant where inlined (tile's switch). */
-static inline __attribute__((always_inline)) void block(int mr, const float *a, int64_t sr, int64_t sk, const float *bp,
-                                                        int64_t kc, float *t)
+/* a * b + c in one rounding, a vector at a time (store()'s fmaf) */
+#if GEMM_VL == 16
+#define VFMA(a, b, c) ((vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#else
+#define VFMA(a, b, c) ((vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#endif
+
+/* A whole tile (MR rows, NR columns) into C straight from its registers,
+ * with store()'s operations, vector for vector: the same bits without
+ * the round trip through t, which a product of small K paid on every
+ * tile (1024 x 256 x 16 with beta 1, an LSTM's kernel gradient a step:
+ * the store cost more than the tile's 16 k at AVX2). */
+static inline __attribute__((always_inline)) void store_acc(float *c, int64_t ldc, vf acc[MR][2], float alpha,
+                                                            float beta, int first)
 {
-    vf acc[MR][2];
+    const vf va = (vf){0} + alpha, vb = (vf){0} + beta;
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++)
+        for (int h = 0; h < 2; h++) {
+            vfu *cr = (vfu *)(c + r * ldc + h * VL);
+            if (!first)
+                *cr = VFMA(va, acc[r][h], *cr);
+            else if (beta == 0.0f)
+                *cr = va * acc[r][h];
+            else
+                *cr = VFMA(vb, *cr, va * acc[r][h]);
+        }
+}
+
+/* acc = the sums over k < kc of a(r, k) bp[k][..] for mr (<= MR) rows;
+ * mr is a constant where inlined */
+static inline __attribute__((always_inline)) void accumulate(int mr, const float *a, int64_t sr, int64_t sk,
+                                                             const float *bp, int64_t kc, vf acc[MR][2])
+{
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++)
         acc[r][0] = acc[r][1] = (vf){0};
@@ -120,11 +150,29 @@ static inline __attribute__((always_inline)) void block(int mr, const float *a, 
             acc[r][1] += b1 * s;
         }
     }
+}
+
+/* The register block into t (tile()'s switch) */
+static inline __attribute__((always_inline)) void block(int mr, const float *a, int64_t sr, int64_t sk, const float *bp,
+                                                        int64_t kc, float *t)
+{
+    vf acc[MR][2];
+    accumulate(mr, a, sr, sk, bp, kc, acc);
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) {
         *(vfu *)(t + r * NR) = acc[r][0];
         *(vfu *)(t + r * NR + VL) = acc[r][1];
     }
+}
+
+/* A whole block (MR rows, NR columns of C) */
+static inline __attribute__((always_inline)) void block_c(const float *a, int64_t sr, int64_t sk, const float *bp,
+                                                          int64_t kc, float *c, int64_t ldc, float alpha, float beta,
+                                                          int first)
+{
+    vf acc[MR][2];
+    accumulate(MR, a, sr, sk, bp, kc, acc);
+    store_acc(c, ldc, acc, alpha, beta, first);
 }
 
 static inline __attribute__((always_inline)) void tile(int mr, const float *a, int64_t sr, int64_t sk, const float *bp,
@@ -285,6 +333,10 @@ static __attribute__((noinline)) void turned(int ta, int tb, int64_t M, int64_t 
                     for (int64_t i = 0; i < rn; i += rows) {
                         const int mr = (int)(rn - i < rows ? rn - i : rows);
                         const float *ai = b + (i0 + i) * sr + k0 * sk;
+                        if (w == NR && mr == MR && nr == NR) {
+                            block_c(ai, sr, sk, panel, kc, ct + i * mp + jr, mp, alpha, beta, k0 == 0);
+                            continue;
+                        }
                         if (w == VL)
                             tile1(mr, ai, sr, sk, panel, kc, t);
                         else
@@ -341,8 +393,13 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
                             if (nr > VL)
                                 __builtin_prefetch(c + r * ldc + j0 + jr + VL, 1);
                         }
-                        tile(mr, a + i * sr + k0 * sk, sr, sk, panel, kc, t);
-                        store(c + i * ldc + j0 + jr, ldc, t, mr, nr, alpha, beta, k0 == 0);
+                        if (mr == MR && nr == NR)
+                            block_c(a + i * sr + k0 * sk, sr, sk, panel, kc, c + i * ldc + j0 + jr, ldc, alpha, beta,
+                                    k0 == 0);
+                        else {
+                            tile(mr, a + i * sr + k0 * sk, sr, sk, panel, kc, t);
+                            store(c + i * ldc + j0 + jr, ldc, t, mr, nr, alpha, beta, k0 == 0);
+                        }
                     }
                 }
             }
