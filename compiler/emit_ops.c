@@ -292,12 +292,11 @@ void emit_rowop(Emitter *e, int t)
             P(e,
               "        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] "
               "= e; sum += e; }\n",
-              e->real, emit_libm(e, "exp"), x, y);
+              e->real, emit_exp_fn(e), x, y);
             P(e, "        const %s inv = (%s)(1.0 / sum);\n", e->real, e->real);
             P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] *= inv;\n", y);
         } else {
-            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", emit_libm(e, "exp"),
-              x);
+            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", emit_exp_fn(e), x);
             P(e, "        const %s lse = mx + (%s)log(sum);\n", e->real, e->real);
             P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - lse;\n", y, x);
         }
@@ -321,7 +320,7 @@ void emit_rowop(Emitter *e, int t)
             P(e,
               "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) "
               "* (%s)dot;\n",
-              y, dy, emit_libm(e, "exp"), yy, e->real);
+              y, dy, emit_exp_fn(e), yy, e->real);
         }
         P(e, "    }\n");
         break;
