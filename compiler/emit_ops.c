@@ -271,6 +271,22 @@ static void row_loops(Emitter *e, Shape s, int ax)
       emit_prod(s, ax + 1, s.nd), emit_dim(s, ax));
 }
 
+/* The same taken ROW_BLOCK neighbouring rows at a time (j0 .. j0 + jn), so
+ * that the loops over them read contiguous floats and vectorize, each
+ * row's sums kept in its own lane of small arrays: the same operations
+ * in the same order per row.  A row at a time, a softmax over the 21
+ * channels of [32, 21, 32, 32] took 18 ns a value (12.5 ms forward, 13.8
+ * backward), a cache line for every load. */
+enum { ROW_BLOCK = 64 };
+static void row_blocks(Emitter *e, Shape s, int ax)
+{
+    emit_parallel(e, "    ", 2, s, 8); /* each (o, j0) writes its own rows */
+    P(e, "    for (int64_t o = 0; o < %s; o++)\n", emit_prod(s, 0, ax));
+    P(e, "    for (int64_t j0 = 0; j0 < %s; j0 += %d) {\n", emit_prod(s, ax + 1, s.nd), ROW_BLOCK);
+    P(e, "        const int64_t st = %s, len = %s, base = o * %s + j0, jn = st - j0 < %d ? st - j0 : %d;\n",
+      emit_prod(s, ax + 1, s.nd), emit_dim(s, ax), emit_prod(s, ax, s.nd), ROW_BLOCK, ROW_BLOCK);
+}
+
 void emit_rowop(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -283,45 +299,58 @@ void emit_rowop(Emitter *e, int t)
     switch (n->op) {
     case IR_SOFTMAX:
     case IR_LOG_SOFTMAX: {
-        const char *x = emit_ref(e, n->in[0]);
-        row_loops(e, s, n->axis);
-        P(e, "        %s mx = -INFINITY;\n", e->real);
-        P(e, "        for (int64_t k = 0; k < len; k++) if (%s[base + k * st] > mx) mx = %s[base + k * st];\n", x, x);
-        P(e, "        double sum = 0;\n");
+        const char *x = emit_ref(e, n->in[0]), *T = e->real;
+        row_blocks(e, s, n->axis);
+        P(e, "        %s mx[%d], lse[%d];\n        double sum[%d];\n", T, ROW_BLOCK, ROW_BLOCK, ROW_BLOCK);
+        P(e, "        for (int64_t j = 0; j < jn; j++) { mx[j] = -INFINITY; sum[j] = 0; }\n");
+        P(e, "        for (int64_t k = 0; k < len; k++) {\n");
+        P(e, "            const %s *xr = %s + base + k * st;\n", T, x);
+        P(e, "            for (int64_t j = 0; j < jn; j++) mx[j] = xr[j] > mx[j] ? xr[j] : mx[j];\n        }\n");
+        P(e, "        for (int64_t k = 0; k < len; k++) {\n");
+        P(e, "            const %s *xr = %s + base + k * st;\n", T, x);
         if (n->op == IR_SOFTMAX) {
+            P(e, "            %s *yr = %s + base + k * st;\n", T, y);
             P(e,
-              "        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] "
-              "= e; sum += e; }\n",
-              e->real, emit_exp_fn(e), x, y);
-            P(e, "        const %s inv = (%s)(1.0 / sum);\n", e->real, e->real);
-            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] *= inv;\n", y);
+              "            for (int64_t j = 0; j < jn; j++) { const %s v = %s(xr[j] - mx[j]); yr[j] = v; sum[j] += v; "
+              "}\n",
+              T, emit_exp_fn(e));
+            P(e, "        }\n");
+            P(e, "        for (int64_t j = 0; j < jn; j++) lse[j] = (%s)(1.0 / sum[j]); /* here 1 / sum */\n", T);
+            P(e, "        for (int64_t k = 0; k < len; k++) {\n");
+            P(e, "            %s *yr = %s + base + k * st;\n", T, y);
+            P(e, "            for (int64_t j = 0; j < jn; j++) yr[j] *= lse[j];\n        }\n");
         } else {
-            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", emit_exp_fn(e), x);
-            P(e, "        const %s lse = mx + (%s)log(sum);\n", e->real, e->real);
-            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - lse;\n", y, x);
+            P(e, "            for (int64_t j = 0; j < jn; j++) sum[j] += %s(xr[j] - mx[j]);\n        }\n",
+              emit_exp_fn(e));
+            P(e, "        for (int64_t j = 0; j < jn; j++) lse[j] = mx[j] + (%s)log(sum[j]);\n", T);
+            P(e, "        for (int64_t k = 0; k < len; k++) {\n");
+            P(e, "            const %s *xr = %s + base + k * st;\n            %s *yr = %s + base + k * st;\n", T, x, T,
+              y);
+            P(e, "            for (int64_t j = 0; j < jn; j++) yr[j] = xr[j] - lse[j];\n        }\n");
         }
         P(e, "    }\n");
         break;
     }
     case IR_SOFTMAX_BWD:
     case IR_LOG_SOFTMAX_BWD: {
-        const char *dy = emit_ref(e, n->in[0]), *yy = emit_ref(e, n->in[1]);
-        row_loops(e, s, n->axis);
-        P(e, "        double dot = 0;\n");
-        if (n->op == IR_SOFTMAX_BWD) {
-            P(e, "        for (int64_t k = 0; k < len; k++) dot += (double)%s[base + k * st] * %s[base + k * st];\n",
-              dy, yy);
-            P(e,
-              "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] * (%s[base + k * st] - "
-              "(%s)dot);\n",
-              y, yy, dy, e->real);
-        } else {
-            P(e, "        for (int64_t k = 0; k < len; k++) dot += %s[base + k * st];\n", dy);
-            P(e,
-              "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) "
-              "* (%s)dot;\n",
-              y, dy, emit_exp_fn(e), yy, e->real);
-        }
+        const char *dy = emit_ref(e, n->in[0]), *yy = emit_ref(e, n->in[1]), *T = e->real;
+        row_blocks(e, s, n->axis);
+        P(e, "        double dot[%d];\n", ROW_BLOCK);
+        P(e, "        for (int64_t j = 0; j < jn; j++) dot[j] = 0;\n");
+        P(e, "        for (int64_t k = 0; k < len; k++) {\n");
+        P(e, "            const %s *dr = %s + base + k * st, *pr = %s + base + k * st;\n", T, dy, yy);
+        if (n->op == IR_SOFTMAX_BWD)
+            P(e, "            for (int64_t j = 0; j < jn; j++) dot[j] += (double)dr[j] * pr[j];\n        }\n");
+        else
+            P(e, "            (void)pr;\n            for (int64_t j = 0; j < jn; j++) dot[j] += dr[j];\n        }\n");
+        P(e, "        for (int64_t k = 0; k < len; k++) {\n");
+        P(e, "            const %s *dr = %s + base + k * st, *pr = %s + base + k * st;\n", T, dy, yy);
+        P(e, "            %s *yr = %s + base + k * st;\n", T, y);
+        if (n->op == IR_SOFTMAX_BWD)
+            P(e, "            for (int64_t j = 0; j < jn; j++) yr[j] = pr[j] * (dr[j] - (%s)dot[j]);\n        }\n", T);
+        else
+            P(e, "            for (int64_t j = 0; j < jn; j++) yr[j] = dr[j] - %s(pr[j]) * (%s)dot[j];\n        }\n",
+              emit_exp_fn(e), T);
         P(e, "    }\n");
         break;
     }
