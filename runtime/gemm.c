@@ -107,8 +107,10 @@ static inline __attribute__((always_inline)) void pack_b(int tb, const float *b,
 /* a * b + c in one rounding, a vector at a time (store()'s fmaf) */
 #if GEMM_VL == 16
 #define VFMA(a, b, c) ((vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define VSET1(x) ((vf)_mm512_set1_ps(x))
 #else
 #define VFMA(a, b, c) ((vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define VSET1(x) ((vf)_mm256_set1_ps(x))
 #endif
 
 /* A whole tile (MR rows, NR columns) into C straight from its registers,
@@ -119,7 +121,7 @@ static inline __attribute__((always_inline)) void pack_b(int tb, const float *b,
 static inline __attribute__((always_inline)) void store_acc(float *c, int64_t ldc, vf acc[MR][2], float alpha,
                                                             float beta, int first)
 {
-    const vf va = (vf){0} + alpha, vb = (vf){0} + beta;
+    const vf va = VSET1(alpha), vb = VSET1(beta); /* (not 0 + alpha: -0 would become +0) */
 #pragma GCC unroll 6
     for (int r = 0; r < MR; r++)
         for (int h = 0; h < 2; h++) {
