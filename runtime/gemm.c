@@ -102,8 +102,6 @@ static inline __attribute__((always_inline)) void pack_b(int tb, const float *b,
     }
 }
 
-/* The register block: t = sum over k < kc of a(r0 + r, k0 + k) bp[k][..],
- * for mr (<= MR) rows; mr is a constant where inlined (tile's switch). */
 /* a * b + c in one rounding, a vector at a time (store()'s fmaf) */
 #if GEMM_VL == 16
 #define VFMA(a, b, c) ((vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
@@ -248,9 +246,14 @@ static inline __attribute__((always_inline)) void store(float *c, int64_t ldc, c
     }
 }
 
-/* The padded width of m columns in panels of w = NR or, where that pads
- * less, VL. */
+/* The width w of the panels for m columns: NR or, where that pads less,
+ * VL; and m padded to whole panels of it. */
 static int64_t panel_width(int64_t m) { return (m + VL - 1) / VL * VL < (m + NR - 1) / NR * NR ? VL : NR; }
+static int64_t padded(int64_t m)
+{
+    const int64_t w = panel_width(m);
+    return (m + w - 1) / w * w;
+}
 
 /* Whether to take the turned product (turned() below), from the shape
  * alone.  It needs op(A)'s columns of K packed whole into the block
@@ -280,20 +283,17 @@ static int64_t panel_width(int64_t m) { return (m + VL - 1) / VL * VL < (m + NR 
 #else
 #define GEMM_ONE_VEC 1.3 /* 12 broadcasts a k for 12 FMAs of 8 lanes: loads bound */
 #endif
-static int turn_fits(int tb, int64_t M, int64_t N, int64_t K, int64_t ldb)
+static int turn_pays(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ldb, float beta)
 {
     const int64_t mc = M < NC ? M : NC, w = panel_width(mc);
     if (ldb % 1024 == 0 && (w == VL || !tb)) /* rows 4 KB apart: one set of L1's 8 ways */
         return 0;
-    return (mc + w - 1) / w * w * K <= (int64_t)KC * NC && N * K <= GEMM_TURN_MAX;
-}
-
-static int turn_pays(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta)
-{
-    const int64_t ml = M % NC, wl = panel_width(ml), mp = M / NC * NC + (ml + wl - 1) / wl * wl;
+    if (padded(mc) * K > (int64_t)KC * NC || N * K > GEMM_TURN_MAX)
+        return 0;
+    const int64_t mp = M / NC * NC + padded(M % NC);
     const double np = (double)((N + NR - 1) / NR * NR);
     const double plain = (double)M * np * K + (tb ? GEMM_PACK_T : GEMM_PACK_C) * (double)N * K;
-    const double turned = (panel_width(M < NC ? M : NC) == VL ? GEMM_ONE_VEC : 1.0) * (double)N * mp * K +
+    const double turned = (w == VL ? GEMM_ONE_VEC : 1.0) * (double)N * mp * K +
         (ta ? GEMM_PACK_C : GEMM_PACK_T) * (double)mp * K + (beta == 0.0f ? 8.0 : 12.0) * (double)M * N + 4096.0;
     return turned < plain;
 }
@@ -314,7 +314,7 @@ static __attribute__((noinline)) void turned(int ta, int tb, int64_t M, int64_t 
     float ct[MC * NC] __attribute__((aligned(64)));
     const int64_t sr = tb ? ldb : 1, sk = tb ? 1 : ldb; /* op(B)ᵀ(r, k) = b[r sr + k sk] */
     for (int64_t j0 = 0; j0 < M; j0 += NC) {
-        const int64_t mc = M - j0 < NC ? M - j0 : NC, w = panel_width(mc), mp = (mc + w - 1) / w * w;
+        const int64_t mc = M - j0 < NC ? M - j0 : NC, w = panel_width(mc), mp = padded(mc);
         const int rows = w == VL ? MR1 : MR;
         for (int64_t k0 = 0; k0 < K; k0 += KC) { /* all of K: block k0 at bp + k0 mp */
             const int64_t kc = K - k0 < KC ? K - k0 : KC;
@@ -365,7 +365,7 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
     }
     float bp[KC * NC] __attribute__((aligned(64)));
     float t[MR1 * NR] __attribute__((aligned(64)));
-    if (turn_fits(tb, M, N, K, ldb) && turn_pays(ta, tb, M, N, K, beta)) {
+    if (turn_pays(ta, tb, M, N, K, ldb, beta)) {
         turned(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc, bp, t);
         return;
     }
