@@ -301,7 +301,8 @@ void emit_rowop(Emitter *e, int t)
     case IR_LOG_SOFTMAX: {
         const char *x = emit_ref(e, n->in[0]), *T = e->real;
         row_blocks(e, s, n->axis);
-        P(e, "        %s mx[%d], lse[%d];\n        double sum[%d];\n", T, ROW_BLOCK, ROW_BLOCK, ROW_BLOCK);
+        /* r: each row's 1 / sum (softmax) or log-sum-exp (log_softmax) */
+        P(e, "        %s mx[%d], r[%d];\n        double sum[%d];\n", T, ROW_BLOCK, ROW_BLOCK, ROW_BLOCK);
         P(e, "        for (int64_t j = 0; j < jn; j++) { mx[j] = -INFINITY; sum[j] = 0; }\n");
         P(e, "        for (int64_t k = 0; k < len; k++) {\n");
         P(e, "            const %s *xr = %s + base + k * st;\n", T, x);
@@ -315,18 +316,18 @@ void emit_rowop(Emitter *e, int t)
               "}\n",
               T, emit_exp_fn(e));
             P(e, "        }\n");
-            P(e, "        for (int64_t j = 0; j < jn; j++) lse[j] = (%s)(1.0 / sum[j]); /* here 1 / sum */\n", T);
+            P(e, "        for (int64_t j = 0; j < jn; j++) r[j] = (%s)(1.0 / sum[j]);\n", T);
             P(e, "        for (int64_t k = 0; k < len; k++) {\n");
             P(e, "            %s *yr = %s + base + k * st;\n", T, y);
-            P(e, "            for (int64_t j = 0; j < jn; j++) yr[j] *= lse[j];\n        }\n");
+            P(e, "            for (int64_t j = 0; j < jn; j++) yr[j] *= r[j];\n        }\n");
         } else {
             P(e, "            for (int64_t j = 0; j < jn; j++) sum[j] += %s(xr[j] - mx[j]);\n        }\n",
               emit_exp_fn(e));
-            P(e, "        for (int64_t j = 0; j < jn; j++) lse[j] = mx[j] + (%s)log(sum[j]);\n", T);
+            P(e, "        for (int64_t j = 0; j < jn; j++) r[j] = mx[j] + (%s)log(sum[j]);\n", T);
             P(e, "        for (int64_t k = 0; k < len; k++) {\n");
             P(e, "            const %s *xr = %s + base + k * st;\n            %s *yr = %s + base + k * st;\n", T, x, T,
               y);
-            P(e, "            for (int64_t j = 0; j < jn; j++) yr[j] = xr[j] - lse[j];\n        }\n");
+            P(e, "            for (int64_t j = 0; j < jn; j++) yr[j] = xr[j] - r[j];\n        }\n");
         }
         P(e, "    }\n");
         break;
