@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gemm_want.h"
 #include "isa_skip.h"
 #include "nnc_runtime.h"
 
@@ -35,9 +36,6 @@ static float *filled(int64_t n, unsigned *seed)
         p[i] = (float)urand(seed);
     return p;
 }
-
-/* op(X)[r][k] of a row-major X with pitch ld */
-static float at(const float *x, int t, int64_t ld, int64_t r, int64_t k) { return t ? x[k * ld + r] : x[r * ld + k]; }
 
 static void check_one(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, float beta, unsigned seed)
 {
@@ -57,20 +55,9 @@ static void check_one(int ta, int tb, int64_t M, int64_t N, int64_t K, float alp
     int bad = 0;
     for (int64_t i = 0; i < M && !bad; i++) {
         for (int64_t j = 0; j < N && !bad; j++) {
-            double want = 0, scale = 0;
-            for (int64_t k = 0; k < K; k++) {
-                const double p = (double)at(a, ta, lda, i, k) * at(b, !tb, ldb, j, k);
-                want += p;
-                scale += fabs(p);
-            }
-            want *= alpha;
-            scale *= fabs(alpha);
-            if (beta != 0.0f) {
-                want += beta * (double)c0[i * ldc + j];
-                scale += fabs(beta * (double)c0[i * ldc + j]);
-            }
-            const double got = c[i * ldc + j];
-            if (!(fabs(got - want) <= 1e-6 * scale + 1e-6)) {
+            double want;
+            const float got = c[i * ldc + j];
+            if (!gemm_near(ta, tb, K, alpha, a, lda, b, ldb, beta, c0[i * ldc + j], i, j, got, &want)) {
                 bad = 1;
                 CHECKF(0, "ta %d tb %d M %lld N %lld K %lld alpha %g beta %g: c[%lld][%lld] = %.9g, want %.9g", ta, tb,
                        (long long)M, (long long)N, (long long)K, alpha, beta, (long long)i, (long long)j, got, want);

@@ -6,7 +6,7 @@
  * the turned product's blocks of M; K over 256; N over a packed block),
  * every transposition, beta 0 over a C of NaNs and beta 0.5, row pitches
  * wider than the rows (the floats between must stay).  Each product
- * against a double-precision one; and the rows one call at a time give
+ * against a double-precision one (gemm_want.h, as test_gemm); and the rows one call at a time give
  * the same bits (a single row never turns).  The rest of test_gemm
  * (threads, OpenBLAS) needs the whole runtime and runs unsanitized.
  * Exits 77 (skipped) where the CPU lacks the instruction set.
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm_want.h"
 #include "nnc_isa.h"
 
 #if defined(__AVX512F__)
@@ -51,14 +52,8 @@ static int check(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta)
                 bad = c[i * ldc + j] != 7.0f;
                 continue;
             }
-            double want = beta == 0.0f ? 0.0 : beta * (double)val(i * ldc + j, 2), scale = fabs(want);
-            for (int64_t k = 0; k < K; k++) {
-                const double p =
-                    (double)(ta ? a[k * lda + i] : a[i * lda + k]) * (tb ? b[j * ldb + k] : b[k * ldb + j]);
-                want += p;
-                scale += fabs(p);
-            }
-            bad = !(fabs(c[i * ldc + j] - want) <= 1e-6 * scale + 1e-6);
+            double want;
+            bad = !gemm_near(ta, tb, K, 1.0f, a, lda, b, ldb, beta, val(i * ldc + j, 2), i, j, c[i * ldc + j], &want);
         }
     if (!bad)
         bad = 2 * (memcmp(c, c1, sizeof(float) * (size_t)(M * ldc)) != 0);
