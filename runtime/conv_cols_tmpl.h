@@ -639,6 +639,93 @@ static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
             }
 }
 
+/* ---- depthwise layers in float at AVX2 and AVX-512: sums in registers ----
+ *
+ * The loops above go a tap at a time over the whole plane, so every add
+ * is a load and a store of memory, and rows shorter than a vector (8 or
+ * 16 outputs at 8x8 and 16x16) run as scalar tails: the MobileNet-style
+ * model's depthwise layers ran at 2-11 GFLOP/s, 26 of its 50 ms step at
+ * one thread.  Here each run of up to a vector of outputs (or of the data
+ * gradient's inputs) collects all its taps in a register, DW_UNITS runs
+ * side by side, and is stored once.  The sums are the loops' own: the
+ * same products (a multiply and an add, never an FMA, as the loops are
+ * compiled), in the same order, from the same +0, and the products of
+ * padding that the loops skip are +-0, which leave a sum that never is -0
+ * as it was.  So these give the bits of the loops above, at either
+ * vector width. */
+#if R_F32 && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+#define DW_VEC 1
+#define DW_TAPS 64  /* up to 8x8 kernels; larger ones take the loops */
+#define DW_UNITS 4  /* runs summed side by side */
+#define DW_LANES 32 /* the kernel gradient's partial sums a tap (dw_filter) */
+#if defined(__AVX512F__)
+#define DW_L 16
+#define DW_TG 9 /* the kernel gradient's taps at a time: 18 sums in registers */
+typedef __m512 dwv;
+typedef __mmask16 dwm;
+static inline dwv dwv_load(const float *p, dwm m) { return _mm512_maskz_loadu_ps(m, p); }
+static inline void dwv_store(float *p, dwv v, dwm m, int64_t n)
+{
+    (void)n;
+    _mm512_mask_storeu_ps(p, m, v);
+}
+static inline dwv dwv_set1(float x) { return _mm512_set1_ps(x); }
+static inline dwv dwv_madd(dwv acc, dwv a, dwv b) { return _mm512_add_ps(acc, _mm512_mul_ps(a, b)); }
+static inline dwv dwv_zero(void) { return _mm512_setzero_ps(); }
+static inline dwv dwv_add(dwv a, dwv b) { return _mm512_add_ps(a, b); }
+static inline dwv dwv_relu(dwv a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }
+static inline void dwv_spill(float *p, dwv v) { _mm512_storeu_ps(p, v); }
+/* the n <= 16 floats p[0], p[2], ..., p[2 (n - 1)] */
+static inline dwv dwv_evens(const float *p, int64_t n)
+{
+    const __m512 a = _mm512_maskz_loadu_ps(cols_first(2 * n - 1), p),
+                 b = _mm512_maskz_loadu_ps(cols_first(2 * n - 1 - 16), p + 16);
+    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+}
+/* a0 b0 a1 b1 ... a15 b15, as *lo and *hi */
+static inline void dwv_zip(dwv a, dwv b, dwv *lo, dwv *hi)
+{
+    *lo = _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), b);
+    *hi = _mm512_permutex2var_ps(a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), b);
+}
+#else
+#define DW_L 8
+#define DW_TG 2 /* 8 sums in registers, of 16 */
+typedef __m256 dwv;
+typedef __m256i dwm;
+static inline dwv dwv_load(const float *p, dwm m) { return _mm256_maskload_ps(p, m); }
+/* (a masked store is slow on AMD: whole runs store plainly) */
+static inline void dwv_store(float *p, dwv v, dwm m, int64_t n)
+{
+    if (n >= DW_L)
+        _mm256_storeu_ps(p, v);
+    else
+        _mm256_maskstore_ps(p, m, v);
+}
+static inline dwv dwv_set1(float x) { return _mm256_set1_ps(x); }
+static inline dwv dwv_madd(dwv acc, dwv a, dwv b) { return _mm256_add_ps(acc, _mm256_mul_ps(a, b)); }
+static inline dwv dwv_zero(void) { return _mm256_setzero_ps(); }
+static inline dwv dwv_add(dwv a, dwv b) { return _mm256_add_ps(a, b); }
+/* (max returns its second operand for NaN and for two zeros: the loops'
+ * v > 0 ? v : 0) */
+static inline dwv dwv_relu(dwv a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
+static inline void dwv_spill(float *p, dwv v) { _mm256_storeu_ps(p, v); }
+static inline dwv dwv_evens(const float *p, int64_t n)
+{
+    const __m256 a = _mm256_maskload_ps(p, cols_first(2 * n - 1)), b = _mm256_maskload_ps(p + 8, cols_first(2 * n - 9));
+    /* a0 a2 b0 b2 a4 a6 b4 b6, then its 64-bit pairs 0 2 1 3 */
+    const __m256 e = _mm256_shuffle_ps(a, b, 0x88);
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+}
+static inline void dwv_zip(dwv a, dwv b, dwv *lo, dwv *hi)
+{
+    const __m256 l = _mm256_unpacklo_ps(a, b), h = _mm256_unpackhi_ps(a, b); /* a0 b0 a1 b1 a4 b4 a5 b5; a2 .. */
+    *lo = _mm256_permute2f128_ps(l, h, 0x20);
+    *hi = _mm256_permute2f128_ps(l, h, 0x31);
+}
+#endif
+#endif
+
 /* Depthwise layers (one input channel a group; F = C Fg, filter f reads
  * channel f / Fg) go a channel at a time through its padded copy xq, whose
  * rows are split into their sw column phases: padded column j sw + s of a
@@ -658,19 +745,36 @@ static inline void NAME(dw_phase)(const nnc_conv2d_geom *g, int64_t s, int64_t *
     *q1 = e <= 0 ? *q0 : (e + S - 1) / S < Wq ? (e + S - 1) / S : Wq;
 }
 
-/* xq [H + 2 ph][sw][dw_q] = channel ic padded, its columns split by phase */
+/* xq [H + 2 ph][sw][dw_q] = channel ic padded, its columns split by phase
+ * (only the padding cleared, and at stride 1 each row one copy: the
+ * plain loops were a third of a depthwise layer's time) */
 static void NAME(dw_split)(const nnc_conv2d_geom *g, const R *ic, R *xq)
 {
     const int64_t S = g->sw, Wq = NAME(dw_q)(g);
-    memset(xq, 0, sizeof(R) * (size_t)((g->H + 2 * g->ph) * S * Wq));
+    memset(xq, 0, sizeof(R) * (size_t)(g->ph * S * Wq));
+    memset(xq + (g->H + g->ph) * S * Wq, 0, sizeof(R) * (size_t)(g->ph * S * Wq));
     for (int64_t s = 0; s < S; s++) {
         int64_t q0, q1;
         NAME(dw_phase)(g, s, &q0, &q1);
         for (int64_t ih = 0; ih < g->H; ih++) {
             R *restrict row = xq + ((ih + g->ph) * S + s) * Wq;
             const R *restrict src = ic + ih * g->W + s - g->pw;
-            for (int64_t q = q0; q < q1; q++)
-                row[q] = src[q * S];
+            for (int64_t q = 0; q < q0; q++)
+                row[q] = (R)0;
+            if (S == 1)
+                memcpy(row + q0, src + q0, sizeof(R) * (size_t)(q1 - q0));
+#if R_F32 && defined(DW_VEC)
+            else if (S == 2)
+                for (int64_t q = q0; q < q1; q += DW_L) {
+                    const int64_t n = q1 - q < DW_L ? q1 - q : DW_L;
+                    dwv_store(row + q, dwv_evens(src + 2 * q, n), cols_first(n), n);
+                }
+#endif
+            else
+                for (int64_t q = q0; q < q1; q++)
+                    row[q] = src[q * S];
+            for (int64_t q = q1; q < Wq; q++)
+                row[q] = (R)0;
         }
     }
 }
@@ -679,14 +783,35 @@ static void NAME(dw_split)(const nnc_conv2d_geom *g, const R *ic, R *xq)
 static void NAME(dw_unsplit)(const nnc_conv2d_geom *g, const R *xq, R *ic)
 {
     const int64_t S = g->sw, Wq = NAME(dw_q)(g);
+#if R_F32 && defined(DW_VEC)
+    if (S == 2) { /* 2 DW_L columns at a time, zipped from the two phases */
+        for (int64_t ih = 0; ih < g->H; ih++)
+            for (int64_t iw = 0; iw < g->W; iw += 2 * DW_L) {
+                /* column iw + 2k is phase a's q = qa + k, iw + 2k + 1 the other's qa' + k */
+                const int64_t p = iw + g->pw, n = g->W - iw < 2 * DW_L ? g->W - iw : 2 * DW_L;
+                const float *ra = xq + ((ih + g->ph) * 2 + (p & 1)) * Wq + (p >> 1),
+                            *rb = xq + ((ih + g->ph) * 2 + 1 - (p & 1)) * Wq + ((p + 1) >> 1);
+                dwv lo, hi;
+                dwv_zip(dwv_load(ra, cols_first((n + 1) / 2)), dwv_load(rb, cols_first(n / 2)), &lo, &hi);
+                float *dst = ic + ih * g->W + iw;
+                dwv_store(dst, lo, cols_first(n), n);
+                if (n > DW_L)
+                    dwv_store(dst + DW_L, hi, cols_first(n - DW_L), n - DW_L);
+            }
+        return;
+    }
+#endif
     for (int64_t s = 0; s < S; s++) {
         int64_t q0, q1;
         NAME(dw_phase)(g, s, &q0, &q1);
         for (int64_t ih = 0; ih < g->H; ih++) {
             const R *restrict row = xq + ((ih + g->ph) * S + s) * Wq;
             R *restrict dst = ic + ih * g->W + s - g->pw;
-            for (int64_t q = q0; q < q1; q++)
-                dst[q * S] = row[q];
+            if (S == 1)
+                memcpy(dst + q0, row + q0, sizeof(R) * (size_t)(q1 - q0));
+            else
+                for (int64_t q = q0; q < q1; q++)
+                    dst[q * S] = row[q];
         }
     }
 }
@@ -770,12 +895,199 @@ static void NAME(dw_filter)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, co
         }
 }
 
+#if R_F32 && defined(DW_VEC)
+/* Whether a layer takes this code: its taps fit the offset tables. */
+static int dw_vec_fits(const nnc_conv2d_geom *g) { return g->KH * g->KW <= DW_TAPS; }
+
+/* off[t]: where tap t = (ki, kj) reads xq, from the output's first tap */
+static void dw_offsets(const nnc_conv2d_geom *g, int64_t *off)
+{
+    const int64_t Wq = NAME(dw_q)(g), RS = g->sw * Wq;
+    for (int64_t ki = 0, t = 0; ki < g->KH; ki++)
+        for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, t++, NAME(dw_next)(g->dw, g->sw, &ph, &q))
+            off[t] = ki * g->dh * RS + ph * Wq + q;
+}
+
+/* DW_UNITS runs of up to DW_L floats: run u reads its taps at src[u] +
+ * off[t] and writes dst[u], n[u] of them (0: an idle slot) */
+typedef struct {
+    const float *src[DW_UNITS];
+    float *dst[DW_UNITS];
+    int64_t n[DW_UNITS];
+    dwm m[DW_UNITS];
+} dw_runs;
+
+static void dw_runs_mask(dw_runs *r)
+{
+    for (int u = 0; u < DW_UNITS; u++)
+        r->m[u] = cols_first(r->n[u]);
+}
+
+/* Each run's sum += w[t] * (its input at off[t]), t in order, from +0
+ * (or from dst where acc_dst), then + bias and relu where asked (the
+ * forward pass's fold: + 0 without a bias, as the loops add). */
+static void dw_runs_sum(const dw_runs *r, const int64_t *off, const float *w, int64_t T, int acc_dst, int post,
+                        float bias, int relu)
+{
+    dwv acc[DW_UNITS];
+    const float *src[DW_UNITS];
+    dwm m[DW_UNITS];
+#pragma GCC unroll 8
+    for (int u = 0; u < DW_UNITS; u++) {
+        src[u] = r->src[u];
+        m[u] = r->m[u];
+        acc[u] = acc_dst ? dwv_load(r->dst[u], m[u]) : dwv_zero();
+    }
+    for (int64_t t = 0; t < T; t++) {
+        const dwv wv = dwv_set1(w[t]);
+#pragma GCC unroll 8
+        for (int u = 0; u < DW_UNITS; u++)
+            acc[u] = dwv_madd(acc[u], wv, dwv_load(src[u] + off[t], m[u]));
+    }
+#pragma GCC unroll 8
+    for (int u = 0; u < DW_UNITS; u++) {
+        dwv v = acc[u];
+        if (post)
+            v = dwv_add(v, dwv_set1(bias));
+        if (relu)
+            v = dwv_relu(v);
+        dwv_store(r->dst[u], v, r->m[u], r->n[u]);
+    }
+}
+
+/* yf [OH][OW] = filter wf over xq (+ bias, relu): dw_fwd's sums, then
+ * the fold nnc_conv2d_gen does after it */
+static void dw_fwd_vec(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const float *xq, const float *wf, int post,
+                       float bias, int relu, float *yf)
+{
+    const int64_t RS = g->sw * NAME(dw_q)(g), nc = (OW + DW_L - 1) / DW_L, runs = OH * nc;
+    int64_t off[DW_TAPS];
+    dw_offsets(g, off);
+    for (int64_t i0 = 0; i0 < runs; i0 += DW_UNITS) {
+        dw_runs r;
+        for (int u = 0; u < DW_UNITS; u++) {
+            const int64_t i = i0 + u < runs ? i0 + u : i0, oh = i / nc, c = i % nc;
+            r.src[u] = xq + oh * g->sh * RS + c * DW_L;
+            r.dst[u] = yf + oh * OW + c * DW_L;
+            r.n[u] = i0 + u < runs ? (OW - c * DW_L < DW_L ? OW - c * DW_L : DW_L) : 0;
+        }
+        dw_runs_mask(&r);
+        dw_runs_sum(&r, off, wf, g->KH * g->KW, 0, post, bias, relu);
+    }
+}
+
+/* The data gradient as sums over dy: input (r, s, q) of xq's layout took,
+ * in the forward pass, tap (ki, kj) of output (oh, ow) = ((r - ki dh) /
+ * sh, q - q(kj)) where r - ki dh is a multiple of sh and kj is of phase s.
+ * dyp: each filter's dy plane with zero margins, so that the taps that
+ * reach no output read zeros (nnc_conv.h's nnc_conv2d_dw_rows). */
+
+/* dyp = dyf [OH][OW] inside its zero margins */
+static void dw_pad_dy(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const float *dyf, float *dyp)
+{
+    const int64_t D = nnc_conv2d_dw_pitch(g), PT = nnc_conv2d_dw_pt(g), PL = nnc_conv2d_dw_pl(g);
+    memset(dyp, 0, sizeof(float) * (size_t)(nnc_conv2d_dw_rows(g) * D));
+    for (int64_t oh = 0; oh < OH; oh++)
+        memcpy(dyp + (oh + PT) * D + PL, dyf + oh * OW, sizeof(float) * (size_t)OW);
+}
+
+/* dxq's image part = (first) or += filter wf's share, from dyp */
+static void dw_data_vec(const nnc_conv2d_geom *g, const float *dyp, const float *wf, float *dxq, int first)
+{
+    const int64_t S = g->sw, Wq = NAME(dw_q)(g), D = nnc_conv2d_dw_pitch(g), PT = nnc_conv2d_dw_pt(g),
+                  PL = nnc_conv2d_dw_pl(g);
+    for (int64_t rho = 0; rho < g->sh; rho++) /* rows r = rho mod sh */
+        for (int64_t s = 0; s < S; s++) {
+            /* the taps of phase s that reach such rows, in (ki, kj) order */
+            int64_t off[DW_TAPS], T = 0;
+            float w[DW_TAPS];
+            for (int64_t ki = 0; ki < g->KH; ki++)
+                for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, NAME(dw_next)(g->dw, S, &ph, &q))
+                    if (ph == s && ki * g->dh % g->sh == rho) {
+                        off[T] = -(ki * g->dh - rho) / g->sh * D - q;
+                        w[T++] = wf[ki * g->KW + kj];
+                    }
+            int64_t q0, q1;
+            NAME(dw_phase)(g, s, &q0, &q1);
+            const int64_t r0 = g->ph + ((rho - g->ph) % g->sh + g->sh) % g->sh, nc = (q1 - q0 + DW_L - 1) / DW_L,
+                          rows = r0 < g->ph + g->H ? (g->ph + g->H - r0 + g->sh - 1) / g->sh : 0, runs = rows * nc;
+            for (int64_t i0 = 0; i0 < runs; i0 += DW_UNITS) {
+                dw_runs r;
+                for (int u = 0; u < DW_UNITS; u++) {
+                    const int64_t i = i0 + u < runs ? i0 + u : i0, row = r0 + i / nc * g->sh, q = q0 + i % nc * DW_L;
+                    r.src[u] = dyp + ((row - rho) / g->sh + PT) * D + PL + q;
+                    r.dst[u] = dxq + (row * S + s) * Wq + q;
+                    r.n[u] = i0 + u < runs ? (q1 - q < DW_L ? q1 - q : DW_L) : 0;
+                }
+                dw_runs_mask(&r);
+                dw_runs_sum(&r, off, w, T, !first, 0, 0.0f, 0);
+            }
+        }
+}
+
+/* dwf [KH][KW] = (first) or += dw_filter's sums: each tap's DW_LANES
+ * partial sums (output column ow into sum ow % DW_LANES) in registers,
+ * DW_TG taps at a time, added in lane order at the end */
+static void dw_filter_vec(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const float *xq, const float *dyf,
+                          float *dwf, int first)
+{
+    enum { LV = DW_LANES / DW_L };
+    const int64_t RS = g->sw * NAME(dw_q)(g), T = g->KH * g->KW;
+    int64_t off[DW_TAPS];
+    dw_offsets(g, off);
+    for (int64_t t0 = 0; t0 < T; t0 += DW_TG) {
+        /* (past the last tap, slots repeat tap t0, and are dropped) */
+        const int64_t tg = T - t0 < DW_TG ? T - t0 : DW_TG;
+        int64_t o[DW_TG];
+        dwv acc[DW_TG][LV];
+#pragma GCC unroll 16
+        for (int k = 0; k < DW_TG; k++) {
+            o[k] = off[t0 + (k < tg ? k : 0)];
+#pragma GCC unroll 4
+            for (int v = 0; v < LV; v++)
+                acc[k][v] = dwv_zero();
+        }
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow += DW_LANES) {
+                const float *src = xq + oh * g->sh * RS + ow, *gr = dyf + oh * OW + ow;
+                dwm m[LV];
+                dwv d[LV];
+#pragma GCC unroll 4
+                for (int v = 0; v < LV; v++) {
+                    m[v] = cols_first(OW - ow - v * DW_L);
+                    d[v] = dwv_load(gr + v * DW_L, m[v]);
+                }
+#pragma GCC unroll 16
+                for (int k = 0; k < DW_TG; k++)
+#pragma GCC unroll 4
+                    for (int v = 0; v < LV; v++)
+                        acc[k][v] = dwv_madd(acc[k][v], d[v], dwv_load(src + o[k] + v * DW_L, m[v]));
+            }
+        for (int k = 0; k < tg; k++) {
+            float part[DW_LANES];
+            for (int v = 0; v < LV; v++)
+                dwv_spill(part + v * DW_L, acc[k][v]);
+            float sum = part[0];
+            for (int l = 1; l < DW_LANES; l++)
+                sum += part[l];
+            float *d = dwf + t0 + k;
+            *d = first ? sum : *d + sum;
+        }
+    }
+}
+#endif
+
 void NNC_ISA_FN(NAME(nnc_conv2d_gen))(int64_t N, const R *x, const R *w, R *y, const nnc_conv2d_geom *g, const R *bias,
                                       int relu, R *work, int64_t work_len)
 {
     nnc__conv_check_work(NAME_STR("nnc_conv2d_gen"), work_len, nnc_conv2d_gen_work(g), sizeof(R));
     const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
                   G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
+#if R_F32 && defined(DW_VEC)
+    const int vec = Cg == 1 && dw_vec_fits(g);
+#else
+    const int vec = 0;
+#endif
     for (int64_t b = 0; b < N; b++) {
         const R *img = x + b * X;
         R *yb = y + b * F * P;
@@ -783,7 +1095,12 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen))(int64_t N, const R *x, const R *w, R *y, c
             for (int64_t c = 0; c < C; c++) {
                 NAME(dw_split)(g, img + c * g->H * g->W, work);
                 for (int64_t f = c * Fg; f < (c + 1) * Fg; f++)
-                    NAME(dw_fwd)(g, OH, OW, work, w + f * K, yb + f * P);
+#if R_F32 && defined(DW_VEC)
+                    if (vec) /* with the bias and relu */
+                        dw_fwd_vec(g, OH, OW, work, w + f * K, bias || relu, bias ? bias[f] : 0.0f, relu, yb + f * P);
+                    else
+#endif
+                        NAME(dw_fwd)(g, OH, OW, work, w + f * K, yb + f * P);
             }
         else {
             NAME(gen_im2col)(g, OH, OW, img, work);
@@ -792,7 +1109,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen))(int64_t N, const R *x, const R *w, R *y, c
                      work + k * K * P, (int)P, (R)0, yb + k * Fg * P, (int)P);
         }
         /* the bias and relu that plan.c folded in */
-        if (bias || relu)
+        if ((bias || relu) && !vec)
             for (int64_t f = 0; f < F; f++)
                 for (int64_t p = 0; p < P; p++) {
                     const R v = yb[f * P + p] + (bias ? bias[f] : (R)0);
@@ -812,7 +1129,18 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
         const R *dyb = dy + b * F * P;
         if (Cg == 1) /* depthwise: into xq's layout, then back into the channel */
             for (int64_t c = 0; c < C; c++) {
-                memset(work, 0, sizeof(R) * (size_t)nnc_conv2d_gen_work(g));
+#if R_F32 && defined(DW_VEC)
+                if (dw_vec_fits(g)) {
+                    float *dyp = work + (g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g);
+                    for (int64_t f = c * Fg; f < (c + 1) * Fg; f++) {
+                        dw_pad_dy(g, OH, OW, dyb + f * P, dyp);
+                        dw_data_vec(g, dyp, w + f * K, work, f == c * Fg);
+                    }
+                    NAME(dw_unsplit)(g, work, img + c * g->H * g->W);
+                    continue;
+                }
+#endif
+                memset(work, 0, sizeof(R) * (size_t)((g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g)));
                 for (int64_t f = c * Fg; f < (c + 1) * Fg; f++)
                     NAME(dw_data)(g, OH, OW, dyb + f * P, w + f * K, work);
                 NAME(dw_unsplit)(g, work, img + c * g->H * g->W);
@@ -847,7 +1175,12 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_filter))(int64_t N, const R *dy, const R
             for (int64_t c = 0; c < C; c++) {
                 NAME(dw_split)(g, img + c * g->H * g->W, work);
                 for (int64_t f = c * Fg; f < (c + 1) * Fg; f++)
-                    NAME(dw_filter)(g, OH, OW, work, dyb + f * P, dw + f * K, b == 0);
+#if R_F32 && defined(DW_VEC)
+                    if (dw_vec_fits(g))
+                        dw_filter_vec(g, OH, OW, work, dyb + f * P, dw + f * K, b == 0);
+                    else
+#endif
+                        NAME(dw_filter)(g, OH, OW, work, dyb + f * P, dw + f * K, b == 0);
             }
         else {
             /* dW_k [Fg][K] (+)= dy_k colᵀ_k, the first example setting it */

@@ -375,16 +375,34 @@ static inline int64_t nnc_conv2d_geom_ow(const nnc_conv2d_geom *g)
     return (g->W + 2 * g->pw - g->dw * (g->KW - 1) - 1) / g->sw + 1;
 }
 
+/* A depthwise layer's data gradient (conv_cols_tmpl.h, dw_data_vec) reads
+ * each filter's dy [OH][OW] inside zero margins: (KH - 1) dh / sh rows
+ * above, (KW - 1) dw / sw columns to the left, and as many rows and
+ * columns as the padded image's rows and column phases reach. */
+static inline int64_t nnc_conv2d_dw_pt(const nnc_conv2d_geom *g) { return (g->KH - 1) * g->dh / g->sh; }
+static inline int64_t nnc_conv2d_dw_pl(const nnc_conv2d_geom *g) { return (g->KW - 1) * g->dw / g->sw; }
+static inline int64_t nnc_conv2d_dw_pitch(const nnc_conv2d_geom *g)
+{
+    const int64_t OW = nnc_conv2d_geom_ow(g), Wq = (g->W + 2 * g->pw + g->sw - 1) / g->sw;
+    return nnc_conv2d_dw_pl(g) + (OW > Wq ? OW : Wq);
+}
+static inline int64_t nnc_conv2d_dw_rows(const nnc_conv2d_geom *g)
+{
+    const int64_t OH = nnc_conv2d_geom_oh(g), reach = (g->ph + g->H - 1) / g->sh + 1;
+    return nnc_conv2d_dw_pt(g) + (OH > reach ? OH : reach);
+}
+
 /* Its work, the same for the three passes: one example's columns [C KH
  * KW][OH OW] (every group's rows, a GEMM per group reads its own); where
  * each group has one channel in (depthwise: a GEMM of one row of taps per
  * filter runs at a few GFLOP/s), one channel padded, its rows split into
- * their sw column phases [H + 2 ph][sw][ceil((W + 2 pw) / sw)]
- * (conv_cols_tmpl.h). */
+ * their sw column phases [H + 2 ph][sw][ceil((W + 2 pw) / sw)], and
+ * after it one filter's padded dy (above) (conv_cols_tmpl.h). */
 static inline int64_t nnc_conv2d_gen_work(const nnc_conv2d_geom *g)
 {
     if (g->C == g->groups)
-        return (g->H + 2 * g->ph) * g->sw * ((g->W + 2 * g->pw + g->sw - 1) / g->sw);
+        return (g->H + 2 * g->ph) * g->sw * ((g->W + 2 * g->pw + g->sw - 1) / g->sw) +
+            nnc_conv2d_dw_rows(g) * nnc_conv2d_dw_pitch(g);
     return g->C * g->KH * g->KW * nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g);
 }
 
