@@ -1267,10 +1267,14 @@ static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t Fy, 
                 const wv hi01 = _mm256_unpackhi_ps(out[0], out[1]), hi23 = _mm256_unpackhi_ps(out[2], out[3]);
                 for (int64_t g = 0; g < 2 && 2 * v + g < nb; g++) {
                     const int64_t at = ((2 * v + g) * Fy + o) * 16;
-                    const int sel = g ? 0x31 : 0x20;
-                    wino_put(y + at, _mm256_permute2f128_ps(lo01, lo23, sel), bias, o, relu, add ? add + at : NULL);
-                    wino_put(y + at + 8, _mm256_permute2f128_ps(hi01, hi23, sel), bias, o, relu,
-                             add ? add + at + 8 : NULL);
+                    /* (the selector an immediate in each: a variable one
+                     * compiles only where the loop is unrolled) */
+                    const wv r01 = g ? _mm256_permute2f128_ps(lo01, lo23, 0x31)
+                                     : _mm256_permute2f128_ps(lo01, lo23, 0x20),
+                             r23 = g ? _mm256_permute2f128_ps(hi01, hi23, 0x31)
+                                     : _mm256_permute2f128_ps(hi01, hi23, 0x20);
+                    wino_put(y + at, r01, bias, o, relu, add ? add + at : NULL);
+                    wino_put(y + at + 8, r23, bias, o, relu, add ? add + at + 8 : NULL);
                 }
                 continue;
             }

@@ -7,7 +7,8 @@
  * through its padded, phase-split copy, with a channel multiplier of 1
  * and 2, strides 1 to 3 and kernels to 7x7).  The work
  * buffer is exactly nnc_conv.h's size, NaN-filled, with a guard after it
- * that must stay untouched; the threads give the same bits at 1 and 3
+ * that must stay untouched, and so are the outputs (the vector code's
+ * masked stores, which ASan does not see under gcc); the threads give the same bits at 1 and 3
  * (the kernel gradient's items and their partial sums).
  */
 #include <math.h>
@@ -98,8 +99,7 @@ static void gen_case(unsigned *seed, int64_t N, nnc_conv2d_geom g)
            *dx = malloc(sizeof(double) * (size_t)X), *dw = malloc(sizeof(double) * (size_t)K);
     float *xf = malloc(sizeof(float) * (size_t)X), *wf = malloc(sizeof(float) * (size_t)K),
           *bf = malloc(sizeof(float) * (size_t)g.F), *dyf = malloc(sizeof(float) * (size_t)Y),
-          *addf = malloc(sizeof(float) * (size_t)X), *yf = malloc(sizeof(float) * (size_t)Y),
-          *dxf = malloc(sizeof(float) * (size_t)X), *dwf = malloc(sizeof(float) * (size_t)K),
+          *addf = malloc(sizeof(float) * (size_t)X), *yf = work32(Y), *dxf = work32(X), *dwf = work32(K),
           *dw1 = malloc(sizeof(float) * (size_t)K);
     /* float values, so that one reference serves both precisions */
 #define FILL(a, af, n) \
@@ -124,12 +124,15 @@ static void gen_case(unsigned *seed, int64_t N, nnc_conv2d_geom g)
         float *wk = work32(fneed), *wk1 = work32(3 * need);
         nnc_conv2d_gen_f32(N, xf, wf, yf, &g, bf, 1, wk1, 3 * need);
         CHECKF(rel_err(y, yf, NULL, Y) <= 1e-5, "%s: forward, rel err %g", what, rel_err(y, yf, NULL, Y));
+        CHECKF(guard32_ok(yf, Y), "%s: forward wrote past y", what);
         nnc_conv2d_gen_bwd_data_f32(N, dyf, wf, dxf, addf, &g, wk1, 3 * need);
         CHECKF(guard32_ok(wk1, 3 * need), "%s: forward or data wrote past its work", what);
         CHECKF(rel_err(dx, dxf, NULL, X) <= 1e-5, "%s: data, rel err %g", what, rel_err(dx, dxf, NULL, X));
+        CHECKF(guard32_ok(dxf, X), "%s: data wrote past dx", what);
         free(wk1);
         nnc_conv2d_gen_bwd_filter_f32(N, dyf, xf, dwf, &g, wk, fneed);
         CHECKF(guard32_ok(wk, fneed), "%s: filter wrote past its work", what);
+        CHECKF(guard32_ok(dwf, K), "%s: filter wrote past dw", what);
         CHECKF(rel_err(dw, dwf, NULL, K) <= 1e-5, "%s: filter (%d threads), rel err %g", what, t,
                rel_err(dw, dwf, NULL, K));
         if (t == 1)
