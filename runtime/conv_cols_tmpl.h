@@ -655,12 +655,11 @@ static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
  * vector width. */
 #if R_F32 && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
 #define DW_VEC 1
-#define DW_TAPS 64  /* up to 8x8 kernels; larger ones take the loops */
-#define DW_UNITS 4  /* runs summed side by side */
-#define DW_LANES 32 /* the kernel gradient's partial sums a tap (dw_filter) */
+#define DW_TAPS 64 /* up to 8x8 kernels; larger ones take the loops */
+#define DW_UNITS 4 /* runs summed side by side */
 #if defined(__AVX512F__)
 #define DW_L 16
-#define DW_TG 9 /* the kernel gradient's taps at a time: 18 sums in registers */
+#define DW_TG 9 /* the kernel gradient's taps at a time: 3x3 in one go */
 typedef __m512 dwv;
 typedef __mmask16 dwm;
 static inline dwv dwv_load(const float *p, dwm m) { return _mm512_maskz_loadu_ps(m, p); }
@@ -690,7 +689,7 @@ static inline void dwv_zip(dwv a, dwv b, dwv *lo, dwv *hi)
 }
 #else
 #define DW_L 8
-#define DW_TG 2 /* 8 sums in registers, of 16 */
+#define DW_TG 5 /* 10 sums in registers, of 16 */
 typedef __m256 dwv;
 typedef __m256i dwm;
 static inline dwv dwv_load(const float *p, dwm m) { return _mm256_maskload_ps(p, m); }
@@ -745,24 +744,41 @@ static inline void NAME(dw_phase)(const nnc_conv2d_geom *g, int64_t s, int64_t *
     *q1 = e <= 0 ? *q0 : (e + S - 1) / S < Wq ? (e + S - 1) / S : Wq;
 }
 
-/* xq [H + 2 ph][sw][dw_q] = channel ic padded, its columns split by phase
- * (only the padding cleared, and at stride 1 each row one copy: the
- * plain loops were a third of a depthwise layer's time) */
+/* dst [n] = src [n]: at stride 1 the rows of a channel, 8 to 64 floats,
+ * where a memcpy call a row was a third of a 16x16 layer's time */
+static inline void NAME(dw_copy)(R *dst, const R *src, int64_t n)
+{
+#if R_F32 && defined(DW_VEC)
+    for (int64_t q = 0; q < n; q += DW_L) {
+        const dwm m = cols_first(n - q);
+        dwv_store(dst + q, dwv_load(src + q, m), m, n - q);
+    }
+#else
+    memcpy(dst, src, sizeof(R) * (size_t)n);
+#endif
+}
+
+/* xq = 0, its padding for every channel of a call (dw_split writes the
+ * image's part only) */
+static void NAME(dw_clear)(const nnc_conv2d_geom *g, R *xq)
+{
+    memset(xq, 0, sizeof(R) * (size_t)((g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g)));
+}
+
+/* The image part of xq [H + 2 ph][sw][dw_q] = channel ic, its columns
+ * split by phase (the plain loops, with xq cleared each time, were a
+ * third of a depthwise layer's time) */
 static void NAME(dw_split)(const nnc_conv2d_geom *g, const R *ic, R *xq)
 {
     const int64_t S = g->sw, Wq = NAME(dw_q)(g);
-    memset(xq, 0, sizeof(R) * (size_t)(g->ph * S * Wq));
-    memset(xq + (g->H + g->ph) * S * Wq, 0, sizeof(R) * (size_t)(g->ph * S * Wq));
     for (int64_t s = 0; s < S; s++) {
         int64_t q0, q1;
         NAME(dw_phase)(g, s, &q0, &q1);
         for (int64_t ih = 0; ih < g->H; ih++) {
             R *restrict row = xq + ((ih + g->ph) * S + s) * Wq;
             const R *restrict src = ic + ih * g->W + s - g->pw;
-            for (int64_t q = 0; q < q0; q++)
-                row[q] = (R)0;
             if (S == 1)
-                memcpy(row + q0, src + q0, sizeof(R) * (size_t)(q1 - q0));
+                NAME(dw_copy)(row + q0, src + q0, q1 - q0);
 #if R_F32 && defined(DW_VEC)
             else if (S == 2)
                 for (int64_t q = q0; q < q1; q += DW_L) {
@@ -773,8 +789,6 @@ static void NAME(dw_split)(const nnc_conv2d_geom *g, const R *ic, R *xq)
             else
                 for (int64_t q = q0; q < q1; q++)
                     row[q] = src[q * S];
-            for (int64_t q = q1; q < Wq; q++)
-                row[q] = (R)0;
         }
     }
 }
@@ -808,7 +822,7 @@ static void NAME(dw_unsplit)(const nnc_conv2d_geom *g, const R *xq, R *ic)
             const R *restrict row = xq + ((ih + g->ph) * S + s) * Wq;
             R *restrict dst = ic + ih * g->W + s - g->pw;
             if (S == 1)
-                memcpy(dst + q0, row + q0, sizeof(R) * (size_t)(q1 - q0));
+                NAME(dw_copy)(dst + q0, row + q0, q1 - q0);
             else
                 for (int64_t q = q0; q < q1; q++)
                     dst[q * S] = row[q];
@@ -868,27 +882,32 @@ static void NAME(dw_data)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, cons
 }
 
 /* dwf [KH][KW] = (first) or += the sums over the example's positions of
- * dyf times xq: per tap 32 partial sums, output column ow into sum ow %
- * 32 (independent vectors at any width), added in lane order at the end:
- * the same bits at every vector width */
+ * dyf times xq: per tap DW_LANES partial sums, output column ow into sum
+ * ow % DW_LANES, added in lane order at the end: the same bits at every
+ * vector width (dw_filter_vec's).  16, not 32: rows of 16 outputs (16x16
+ * layers) filled half of each pair of AVX-512 sums, and the 31 adds at
+ * the end were as many as an 8x8 plane's products. */
+#ifndef DW_LANES
+#define DW_LANES 16
+#endif
 static void NAME(dw_filter)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const R *xq, const R *dyf, R *dwf,
                             int first)
 {
     const int64_t RS = g->sw * NAME(dw_q)(g), Wq = NAME(dw_q)(g);
     for (int64_t ki = 0; ki < g->KH; ki++)
         for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, NAME(dw_next)(g->dw, g->sw, &ph, &q)) {
-            R part[32] = {0};
+            R part[DW_LANES] = {0};
             for (int64_t oh = 0; oh < OH; oh++) {
                 const R *restrict src = xq + (oh * g->sh + ki * g->dh) * RS + ph * Wq + q, *restrict gr = dyf + oh * OW;
                 int64_t ow = 0;
-                for (; ow + 32 <= OW; ow += 32)
-                    for (int l = 0; l < 32; l++)
+                for (; ow + DW_LANES <= OW; ow += DW_LANES)
+                    for (int l = 0; l < DW_LANES; l++)
                         part[l] += gr[ow + l] * src[ow + l];
                 for (int l = 0; ow + l < OW; l++)
                     part[l] += gr[ow + l] * src[ow + l];
             }
             R sum = part[0];
-            for (int l = 1; l < 32; l++)
+            for (int l = 1; l < DW_LANES; l++)
                 sum += part[l];
             R *d = dwf + ki * g->KW + kj;
             *d = first ? sum : *d + sum;
@@ -963,13 +982,16 @@ static void dw_fwd_vec(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const f
     const int64_t RS = g->sw * NAME(dw_q)(g), nc = (OW + DW_L - 1) / DW_L, runs = OH * nc;
     int64_t off[DW_TAPS];
     dw_offsets(g, off);
-    for (int64_t i0 = 0; i0 < runs; i0 += DW_UNITS) {
+    /* run i is chunk c = i % nc of row oh = i / nc, counted, not divided
+     * (two divisions a run were a quarter of an 8x8 layer's time) */
+    for (int64_t i0 = 0, oh = 0, c = 0; i0 < runs; i0 += DW_UNITS) {
         dw_runs r;
         for (int u = 0; u < DW_UNITS; u++) {
-            const int64_t i = i0 + u < runs ? i0 + u : i0, oh = i / nc, c = i % nc;
             r.src[u] = xq + oh * g->sh * RS + c * DW_L;
             r.dst[u] = yf + oh * OW + c * DW_L;
             r.n[u] = i0 + u < runs ? (OW - c * DW_L < DW_L ? OW - c * DW_L : DW_L) : 0;
+            if (i0 + u + 1 < runs && ++c == nc) /* (past the last, slots repeat it, idle) */
+                c = 0, oh++;
         }
         dw_runs_mask(&r);
         dw_runs_sum(&r, off, wf, g->KH * g->KW, 0, post, bias, relu);
@@ -982,13 +1004,12 @@ static void dw_fwd_vec(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const f
  * dyp: each filter's dy plane with zero margins, so that the taps that
  * reach no output read zeros (nnc_conv.h's nnc_conv2d_dw_rows). */
 
-/* dyp = dyf [OH][OW] inside its zero margins */
+/* dyp's inside = dyf [OH][OW] (its margins cleared once a call) */
 static void dw_pad_dy(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const float *dyf, float *dyp)
 {
     const int64_t D = nnc_conv2d_dw_pitch(g), PT = nnc_conv2d_dw_pt(g), PL = nnc_conv2d_dw_pl(g);
-    memset(dyp, 0, sizeof(float) * (size_t)(nnc_conv2d_dw_rows(g) * D));
     for (int64_t oh = 0; oh < OH; oh++)
-        memcpy(dyp + (oh + PT) * D + PL, dyf + oh * OW, sizeof(float) * (size_t)OW);
+        dw_copy_f32(dyp + (oh + PT) * D + PL, dyf + oh * OW, OW);
 }
 
 /* dxq's image part = (first) or += filter wf's share, from dyp */
@@ -1011,13 +1032,14 @@ static void dw_data_vec(const nnc_conv2d_geom *g, const float *dyp, const float 
             NAME(dw_phase)(g, s, &q0, &q1);
             const int64_t r0 = g->ph + ((rho - g->ph) % g->sh + g->sh) % g->sh, nc = (q1 - q0 + DW_L - 1) / DW_L,
                           rows = r0 < g->ph + g->H ? (g->ph + g->H - r0 + g->sh - 1) / g->sh : 0, runs = rows * nc;
-            for (int64_t i0 = 0; i0 < runs; i0 += DW_UNITS) {
+            for (int64_t i0 = 0, row = r0, q = q0; i0 < runs; i0 += DW_UNITS) {
                 dw_runs r;
                 for (int u = 0; u < DW_UNITS; u++) {
-                    const int64_t i = i0 + u < runs ? i0 + u : i0, row = r0 + i / nc * g->sh, q = q0 + i % nc * DW_L;
                     r.src[u] = dyp + ((row - rho) / g->sh + PT) * D + PL + q;
                     r.dst[u] = dxq + (row * S + s) * Wq + q;
                     r.n[u] = i0 + u < runs ? (q1 - q < DW_L ? q1 - q : DW_L) : 0;
+                    if (i0 + u + 1 < runs && (q += DW_L) >= q1)
+                        q = q0, row += g->sh;
                 }
                 dw_runs_mask(&r);
                 dw_runs_sum(&r, off, w, T, !first, 0, 0.0f, 0);
@@ -1088,6 +1110,8 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen))(int64_t N, const R *x, const R *w, R *y, c
 #else
     const int vec = 0;
 #endif
+    if (Cg == 1)
+        NAME(dw_clear)(g, work);
     for (int64_t b = 0; b < N; b++) {
         const R *img = x + b * X;
         R *yb = y + b * F * P;
@@ -1124,6 +1148,11 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
     nnc__conv_check_work(NAME_STR("nnc_conv2d_gen_bwd_data"), work_len, nnc_conv2d_gen_work(g), sizeof(R));
     const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
                   G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
+#if R_F32 && defined(DW_VEC)
+    float *dyp = work + (g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g); /* (depthwise) */
+    if (Cg == 1 && dw_vec_fits(g))
+        memset(dyp, 0, sizeof(float) * (size_t)(nnc_conv2d_dw_rows(g) * nnc_conv2d_dw_pitch(g)));
+#endif
     for (int64_t b = 0; b < N; b++) {
         R *img = dx + b * X;
         const R *dyb = dy + b * F * P;
@@ -1131,7 +1160,6 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
             for (int64_t c = 0; c < C; c++) {
 #if R_F32 && defined(DW_VEC)
                 if (dw_vec_fits(g)) {
-                    float *dyp = work + (g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g);
                     for (int64_t f = c * Fg; f < (c + 1) * Fg; f++) {
                         dw_pad_dy(g, OH, OW, dyb + f * P, dyp);
                         dw_data_vec(g, dyp, w + f * K, work, f == c * Fg);
@@ -1169,6 +1197,8 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_filter))(int64_t N, const R *dy, const R
         memset(dw, 0, sizeof(R) * (size_t)(F * K));
         return;
     }
+    if (Cg == 1)
+        NAME(dw_clear)(g, work);
     for (int64_t b = 0; b < N; b++) {
         const R *img = x + b * X, *dyb = dy + b * F * P;
         if (Cg == 1) /* depthwise */
