@@ -472,7 +472,7 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
  * the strides, padding, dilation and groups of *g (nnc_conv.h), plus
  * bias[F] unless bias is NULL, then max(y, 0) if relu.  `work` holds at
  * least nnc_conv2d_gen_work(g) elements (for depthwise layers, one padded
- * channel).  The
+ * channel and one padded plane of dy).  The
  * generated code's kernel for the layers the calls above do not take;
  * never allocates. */
 void nnc_conv2d_gen_f32(int64_t N, const float *x, const float *w, float *y, const nnc_conv2d_geom *g,
