@@ -915,16 +915,49 @@ static void NAME(dw_filter)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, co
 }
 
 #if R_F32 && defined(DW_VEC)
-/* Whether a layer takes this code: its taps fit the offset tables. */
-static int dw_vec_fits(const nnc_conv2d_geom *g) { return g->KH * g->KW <= DW_TAPS; }
+/* The tap tables of a layer, made once a call (a plane of 8x8 outputs
+ * is a few hundred cycles of products): where tap t = (ki, kj) reads xq
+ * from its output's first tap (the forward pass, the kernel gradient),
+ * and the data gradient's taps by class (r mod sh, phase s), below. */
+#define DW_CLASSES 16
+typedef struct {
+    int64_t off[DW_TAPS];
+    int64_t cls[DW_CLASSES + 1]; /* class k: taps [cls[k], cls[k + 1]) of doff, dtap */
+    int64_t doff[DW_TAPS];
+    int64_t dtap[DW_TAPS];
+    /* class k's runs: its first row r0 and row count, columns [q0, q1) */
+    int64_t r0[DW_CLASSES], rows[DW_CLASSES], q0[DW_CLASSES], q1[DW_CLASSES];
+} dw_plan;
 
-/* off[t]: where tap t = (ki, kj) reads xq, from the output's first tap */
-static void dw_offsets(const nnc_conv2d_geom *g, int64_t *off)
+/* Whether a layer takes this code: its taps and classes fit the tables. */
+static int dw_vec_fits(const nnc_conv2d_geom *g) { return g->KH * g->KW <= DW_TAPS && g->sh * g->sw <= DW_CLASSES; }
+
+static void dw_plan_make(const nnc_conv2d_geom *g, dw_plan *p)
 {
-    const int64_t Wq = NAME(dw_q)(g), RS = g->sw * Wq;
+    const int64_t Wq = NAME(dw_q)(g), RS = g->sw * Wq, D = nnc_conv2d_dw_pitch(g);
     for (int64_t ki = 0, t = 0; ki < g->KH; ki++)
         for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, t++, NAME(dw_next)(g->dw, g->sw, &ph, &q))
-            off[t] = ki * g->dh * RS + ph * Wq + q;
+            p->off[t] = ki * g->dh * RS + ph * Wq + q;
+    /* input (r, s, q) took tap (ki, kj) of output ((r - ki dh) / sh, q -
+     * q(kj)) where r - ki dh is a multiple of sh and kj is of phase s: for
+     * r = rho mod sh, the taps with ki dh = rho mod sh, dy read at -(ki dh
+     * - rho) / sh rows and -q(kj) columns from the run's (dw_data_vec) */
+    int64_t n = 0;
+    for (int64_t rho = 0; rho < g->sh; rho++)
+        for (int64_t s = 0; s < g->sw; s++) {
+            const int64_t k = rho * g->sw + s, r0 = g->ph + ((rho - g->ph) % g->sh + g->sh) % g->sh;
+            p->r0[k] = r0;
+            p->rows[k] = r0 < g->ph + g->H ? (g->ph + g->H - r0 + g->sh - 1) / g->sh : 0;
+            NAME(dw_phase)(g, s, &p->q0[k], &p->q1[k]);
+            p->cls[k] = n;
+            for (int64_t ki = 0; ki < g->KH; ki++)
+                for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, NAME(dw_next)(g->dw, g->sw, &ph, &q))
+                    if (ph == s && ki * g->dh % g->sh == rho) {
+                        p->doff[n] = -(ki * g->dh - rho) / g->sh * D - q;
+                        p->dtap[n++] = ki * g->KW + kj;
+                    }
+        }
+    p->cls[g->sh * g->sw] = n;
 }
 
 /* DW_UNITS runs of up to DW_L floats: run u reads its taps at src[u] +
@@ -976,12 +1009,10 @@ static void dw_runs_sum(const dw_runs *r, const int64_t *off, const float *w, in
 
 /* yf [OH][OW] = filter wf over xq (+ bias, relu): dw_fwd's sums, then
  * the fold nnc_conv2d_gen does after it */
-static void dw_fwd_vec(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const float *xq, const float *wf, int post,
-                       float bias, int relu, float *yf)
+static void dw_fwd_vec(const nnc_conv2d_geom *g, const dw_plan *pl, int64_t OH, int64_t OW, const float *xq,
+                       const float *wf, int post, float bias, int relu, float *yf)
 {
     const int64_t RS = g->sw * NAME(dw_q)(g), nc = (OW + DW_L - 1) / DW_L, runs = OH * nc;
-    int64_t off[DW_TAPS];
-    dw_offsets(g, off);
     /* run i is chunk c = i % nc of row oh = i / nc, counted, not divided
      * (two divisions a run were a quarter of an 8x8 layer's time) */
     for (int64_t i0 = 0, oh = 0, c = 0; i0 < runs; i0 += DW_UNITS) {
@@ -994,15 +1025,13 @@ static void dw_fwd_vec(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const f
                 c = 0, oh++;
         }
         dw_runs_mask(&r);
-        dw_runs_sum(&r, off, wf, g->KH * g->KW, 0, post, bias, relu);
+        dw_runs_sum(&r, pl->off, wf, g->KH * g->KW, 0, post, bias, relu);
     }
 }
 
-/* The data gradient as sums over dy: input (r, s, q) of xq's layout took,
- * in the forward pass, tap (ki, kj) of output (oh, ow) = ((r - ki dh) /
- * sh, q - q(kj)) where r - ki dh is a multiple of sh and kj is of phase s.
- * dyp: each filter's dy plane with zero margins, so that the taps that
- * reach no output read zeros (nnc_conv.h's nnc_conv2d_dw_rows). */
+/* The data gradient as sums over dy, by dw_plan's classes.  dyp: each
+ * filter's dy plane with zero margins, so that the taps that reach no
+ * output read zeros (nnc_conv.h's nnc_conv2d_dw_rows). */
 
 /* dyp's inside = dyf [OH][OW] (its margins cleared once a call) */
 static void dw_pad_dy(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const float *dyf, float *dyp)
@@ -1013,33 +1042,30 @@ static void dw_pad_dy(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const fl
 }
 
 /* dxq's image part = (first) or += filter wf's share, from dyp */
-static void dw_data_vec(const nnc_conv2d_geom *g, const float *dyp, const float *wf, float *dxq, int first)
+static void dw_data_vec(const nnc_conv2d_geom *g, const dw_plan *pl, const float *dyp, const float *wf, float *dxq,
+                        int first)
 {
     const int64_t S = g->sw, Wq = NAME(dw_q)(g), D = nnc_conv2d_dw_pitch(g), PT = nnc_conv2d_dw_pt(g),
                   PL = nnc_conv2d_dw_pl(g);
     for (int64_t rho = 0; rho < g->sh; rho++) /* rows r = rho mod sh */
         for (int64_t s = 0; s < S; s++) {
             /* the taps of phase s that reach such rows, in (ki, kj) order */
-            int64_t off[DW_TAPS], T = 0;
+            const int64_t c0 = pl->cls[rho * S + s], T = pl->cls[rho * S + s + 1] - c0;
             float w[DW_TAPS];
-            for (int64_t ki = 0; ki < g->KH; ki++)
-                for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, NAME(dw_next)(g->dw, S, &ph, &q))
-                    if (ph == s && ki * g->dh % g->sh == rho) {
-                        off[T] = -(ki * g->dh - rho) / g->sh * D - q;
-                        w[T++] = wf[ki * g->KW + kj];
-                    }
-            int64_t q0, q1;
-            NAME(dw_phase)(g, s, &q0, &q1);
-            const int64_t r0 = g->ph + ((rho - g->ph) % g->sh + g->sh) % g->sh, nc = (q1 - q0 + DW_L - 1) / DW_L,
-                          rows = r0 < g->ph + g->H ? (g->ph + g->H - r0 + g->sh - 1) / g->sh : 0, runs = rows * nc;
-            for (int64_t i0 = 0, row = r0, q = q0; i0 < runs; i0 += DW_UNITS) {
+            for (int64_t t = 0; t < T; t++)
+                w[t] = wf[pl->dtap[c0 + t]];
+            const int64_t *off = pl->doff + c0, k = rho * S + s, q0 = pl->q0[k], q1 = pl->q1[k],
+                          nc = (q1 - q0 + DW_L - 1) / DW_L, runs = pl->rows[k] * nc;
+            /* row r of xq, its dy row dr = (r - rho) / sh (+ PT) */
+            for (int64_t i0 = 0, row = pl->r0[k], dr = (pl->r0[k] - rho) / g->sh + PT, q = q0; i0 < runs;
+                 i0 += DW_UNITS) {
                 dw_runs r;
                 for (int u = 0; u < DW_UNITS; u++) {
-                    r.src[u] = dyp + ((row - rho) / g->sh + PT) * D + PL + q;
+                    r.src[u] = dyp + dr * D + PL + q;
                     r.dst[u] = dxq + (row * S + s) * Wq + q;
                     r.n[u] = i0 + u < runs ? (q1 - q < DW_L ? q1 - q : DW_L) : 0;
                     if (i0 + u + 1 < runs && (q += DW_L) >= q1)
-                        q = q0, row += g->sh;
+                        q = q0, row += g->sh, dr++;
                 }
                 dw_runs_mask(&r);
                 dw_runs_sum(&r, off, w, T, !first, 0, 0.0f, 0);
@@ -1050,13 +1076,12 @@ static void dw_data_vec(const nnc_conv2d_geom *g, const float *dyp, const float 
 /* dwf [KH][KW] = (first) or += dw_filter's sums: each tap's DW_LANES
  * partial sums (output column ow into sum ow % DW_LANES) in registers,
  * DW_TG taps at a time, added in lane order at the end */
-static void dw_filter_vec(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const float *xq, const float *dyf,
-                          float *dwf, int first)
+static void dw_filter_vec(const nnc_conv2d_geom *g, const dw_plan *pl, int64_t OH, int64_t OW, const float *xq,
+                          const float *dyf, float *dwf, int first)
 {
     enum { LV = DW_LANES / DW_L };
     const int64_t RS = g->sw * NAME(dw_q)(g), T = g->KH * g->KW;
-    int64_t off[DW_TAPS];
-    dw_offsets(g, off);
+    const int64_t *off = pl->off;
     for (int64_t t0 = 0; t0 < T; t0 += DW_TG) {
         /* (past the last tap, slots repeat tap t0, and are dropped) */
         const int64_t tg = T - t0 < DW_TG ? T - t0 : DW_TG;
@@ -1107,6 +1132,9 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen))(int64_t N, const R *x, const R *w, R *y, c
                   G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
 #if R_F32 && defined(DW_VEC)
     const int vec = Cg == 1 && dw_vec_fits(g);
+    dw_plan plan;
+    if (vec)
+        dw_plan_make(g, &plan);
 #else
     const int vec = 0;
 #endif
@@ -1121,7 +1149,8 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen))(int64_t N, const R *x, const R *w, R *y, c
                 for (int64_t f = c * Fg; f < (c + 1) * Fg; f++)
 #if R_F32 && defined(DW_VEC)
                     if (vec) /* with the bias and relu */
-                        dw_fwd_vec(g, OH, OW, work, w + f * K, bias || relu, bias ? bias[f] : 0.0f, relu, yb + f * P);
+                        dw_fwd_vec(g, &plan, OH, OW, work, w + f * K, bias || relu, bias ? bias[f] : 0.0f, relu,
+                                   yb + f * P);
                     else
 #endif
                         NAME(dw_fwd)(g, OH, OW, work, w + f * K, yb + f * P);
@@ -1150,8 +1179,11 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
                   G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
 #if R_F32 && defined(DW_VEC)
     float *dyp = work + (g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g); /* (depthwise) */
-    if (Cg == 1 && dw_vec_fits(g))
+    dw_plan plan;
+    if (Cg == 1 && dw_vec_fits(g)) {
         memset(dyp, 0, sizeof(float) * (size_t)(nnc_conv2d_dw_rows(g) * nnc_conv2d_dw_pitch(g)));
+        dw_plan_make(g, &plan);
+    }
 #endif
     for (int64_t b = 0; b < N; b++) {
         R *img = dx + b * X;
@@ -1162,7 +1194,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
                 if (dw_vec_fits(g)) {
                     for (int64_t f = c * Fg; f < (c + 1) * Fg; f++) {
                         dw_pad_dy(g, OH, OW, dyb + f * P, dyp);
-                        dw_data_vec(g, dyp, w + f * K, work, f == c * Fg);
+                        dw_data_vec(g, &plan, dyp, w + f * K, work, f == c * Fg);
                     }
                     NAME(dw_unsplit)(g, work, img + c * g->H * g->W);
                     continue;
@@ -1199,6 +1231,11 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_filter))(int64_t N, const R *dy, const R
     }
     if (Cg == 1)
         NAME(dw_clear)(g, work);
+#if R_F32 && defined(DW_VEC)
+    dw_plan plan;
+    if (Cg == 1 && dw_vec_fits(g))
+        dw_plan_make(g, &plan);
+#endif
     for (int64_t b = 0; b < N; b++) {
         const R *img = x + b * X, *dyb = dy + b * F * P;
         if (Cg == 1) /* depthwise */
@@ -1207,7 +1244,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_filter))(int64_t N, const R *dy, const R
                 for (int64_t f = c * Fg; f < (c + 1) * Fg; f++)
 #if R_F32 && defined(DW_VEC)
                     if (dw_vec_fits(g))
-                        dw_filter_vec(g, OH, OW, work, dyb + f * P, dw + f * K, b == 0);
+                        dw_filter_vec(g, &plan, OH, OW, work, dyb + f * P, dw + f * K, b == 0);
                     else
 #endif
                         NAME(dw_filter)(g, OH, OW, work, dyb + f * P, dw + f * K, b == 0);
