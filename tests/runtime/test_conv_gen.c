@@ -179,11 +179,13 @@ int main(void)
     gen_case(&seed, 2, (nnc_conv2d_geom){4, 9, 40, 4, 5, 3, 1, 2, 2, 3, 1, 3, 4});
     /* the vector code's stride-2 copies (even and odd first columns, runs
      * over 2 vectors), its data gradient's dy margins at stride and
-     * dilation, and a 9x9 kernel, past its tap tables (the loops) */
+     * dilation, and a 9x9 kernel and 5x4 strides, past its tables (the
+     * loops) */
     gen_case(&seed, 2, (nnc_conv2d_geom){4, 16, 34, 8, 3, 3, 2, 2, 0, 0, 1, 1, 4});
     gen_case(&seed, 2, (nnc_conv2d_geom){3, 15, 37, 3, 3, 3, 2, 2, 2, 2, 2, 2, 3});
     gen_case(&seed, 2, (nnc_conv2d_geom){2, 12, 13, 2, 9, 9, 1, 1, 4, 4, 1, 1, 2});
-    gen_case(&seed, 2, (nnc_conv2d_geom){3, 5, 5, 4, 2, 2, 3, 3, 0, 0, 2, 2, 1}); /* dilation alone */
-    gen_case(&seed, 0, (nnc_conv2d_geom){4, 5, 5, 4, 3, 3, 1, 1, 1, 2, 1, 1, 2}); /* no examples */
+    gen_case(&seed, 2, (nnc_conv2d_geom){2, 20, 22, 2, 3, 3, 5, 4, 1, 1, 1, 1, 2}); /* 20 stride classes */
+    gen_case(&seed, 2, (nnc_conv2d_geom){3, 5, 5, 4, 2, 2, 3, 3, 0, 0, 2, 2, 1});   /* dilation alone */
+    gen_case(&seed, 0, (nnc_conv2d_geom){4, 5, 5, 4, 3, 3, 1, 1, 1, 2, 1, 1, 2});   /* no examples */
     return check_summary("test_conv_gen");
 }
