@@ -295,6 +295,46 @@ class MobileDw(nn.Module):
         return self.fc(h.mean(dim=(2, 3)))
 
 
+class Inverted(nn.Module):
+    """bench/mbv2.nn's Inv and InvRes: a 1x1 convolution to 3x the
+    channels with relu, a k x k depthwise one (groups = channels, the
+    block's stride and padding) with relu, and a 1x1 to `out`; InvRes
+    (res=True) adds the block's input."""
+
+    def __init__(self, cin, out, stride=1, k=3, pad=1, res=False):
+        super().__init__()
+        wide = 3 * cin
+        self.ex = nn.Conv2d(cin, wide, 1)
+        self.dw = nn.Conv2d(wide, wide, k, stride=stride, padding=pad, groups=wide)
+        self.pr = nn.Conv2d(wide, out, 1)
+        self.res = res
+
+    def forward(self, x):
+        h = self.pr(torch.relu(self.dw(torch.relu(self.ex(x)))))
+        return x + h if self.res else h
+
+
+class Mbv2(nn.Module):
+    """Twin of bench/mbv2.nn: a 3x3 stem (24) with relu, inverted residual
+    blocks 24 (residual), to 40 (5x5, stride 2), 40 (5x5, residual), to 80
+    (stride 2), 80 (residual), global average pooling, Linear(80, 10).
+    Field names and order as nnc's."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 3, padding=1)
+        self.b1 = Inverted(24, 24, res=True)
+        self.b2 = Inverted(24, 40, stride=2, k=5, pad=2)
+        self.b3 = Inverted(40, 40, k=5, pad=2, res=True)
+        self.b4 = Inverted(40, 80, stride=2)
+        self.b5 = Inverted(80, 80, res=True)
+        self.fc = nn.Linear(80, classes)
+
+    def forward(self, x):
+        h = self.b5(self.b4(self.b3(self.b2(self.b1(torch.relu(self.stem(x)))))))
+        return self.fc(h.mean(dim=(2, 3)))
+
+
 def image_classifier(module, shape, classes=10):
     def build(batch):
         model = module()
@@ -342,6 +382,7 @@ MODELS = {
     "cnn48": (16, image_classifier(Cnn48, (3, 48, 48)), torch.optim.Adam),
     "mobile_dw": (32, image_classifier(MobileDw, (3, 32, 32)), torch.optim.Adam),
     "lstm_lm": (16, lstm_lm, torch.optim.AdamW),
+    "mbv2": (16, image_classifier(Mbv2, (3, 40, 40)), torch.optim.Adam),
 }
 
 
