@@ -641,7 +641,8 @@ static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
 
 /* ---- depthwise layers in float at AVX2 and AVX-512: sums in registers ----
  *
- * The loops above go a tap at a time over the whole plane, so every add
+ * The loops below (dw_fwd, dw_data, dw_filter: every precision and
+ * instruction set) go a tap at a time over the whole plane, so every add
  * is a load and a store of memory, and rows shorter than a vector (8 or
  * 16 outputs at 8x8 and 16x16) run as scalar tails: the MobileNet-style
  * model's depthwise layers ran at 2-11 GFLOP/s, 26 of its 50 ms step at
@@ -651,8 +652,8 @@ static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
  * same products (a multiply and an add, never an FMA, as the loops are
  * compiled), in the same order, from the same +0, and the products of
  * padding that the loops skip are +-0, which leave a sum that never is -0
- * as it was.  So these give the bits of the loops above, at either
- * vector width. */
+ * as it was.  So these (dw_*_vec, after the loops) give the loops'
+ * bits, at either vector width. */
 #if R_F32 && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
 #define DW_VEC 1
 #define DW_TAPS 64 /* up to 8x8 kernels; larger ones take the loops */
