@@ -1179,9 +1179,10 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
     const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
                   G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
 #if R_F32 && defined(DW_VEC)
-    float *dyp = work + (g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g); /* (depthwise) */
+    float *dyp = NULL; /* (depthwise: after xq in the work) */
     dw_plan plan;
     if (Cg == 1 && dw_vec_fits(g)) {
+        dyp = work + (g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g);
         memset(dyp, 0, sizeof(float) * (size_t)(nnc_conv2d_dw_rows(g) * nnc_conv2d_dw_pitch(g)));
         dw_plan_make(g, &plan);
     }
