@@ -729,18 +729,16 @@ static inline void dwv_zip(dwv a, dwv b, dwv *lo, dwv *hi)
 /* Depthwise layers (one input channel a group; F = C Fg, filter f reads
  * channel f / Fg) go a channel at a time through its padded copy xq, whose
  * rows are split into their sw column phases: padded column j sw + s of a
- * row at [s][j] (nnc_conv2d_gen_work).  Then a tap's products over a row
+ * row at [s][j] (nnc_conv.h's nnc_conv2d_dw_xq).  Then a tap's products over a row
  * of outputs, at any stride and dilation, read one contiguous run of xq
  * (and the data gradient's adds write one), which the compiler
  * vectorizes.  The tap-by-tap loop over each output's window ran
  * MobileNet-style layers at ~1.2 GFLOP/s, scalar. */
-static inline int64_t NAME(dw_q)(const nnc_conv2d_geom *g) { return (g->W + 2 * g->pw + g->sw - 1) / g->sw; }
-
 /* Phase s of a padded row (its columns s, s + S, ...) holds image column
  * q S + s - pw at q in [*q0, *q1) */
 static inline void NAME(dw_phase)(const nnc_conv2d_geom *g, int64_t s, int64_t *q0, int64_t *q1)
 {
-    const int64_t S = g->sw, Wq = NAME(dw_q)(g), e = g->W + g->pw - s;
+    const int64_t S = g->sw, Wq = nnc_conv2d_dw_q(g), e = g->W + g->pw - s;
     *q0 = g->pw > s ? (g->pw - s + S - 1) / S : 0;
     *q1 = e <= 0 ? *q0 : (e + S - 1) / S < Wq ? (e + S - 1) / S : Wq;
 }
@@ -761,17 +759,14 @@ static inline void NAME(dw_copy)(R *dst, const R *src, int64_t n)
 
 /* xq = 0, its padding for every channel of a call (dw_split writes the
  * image's part only) */
-static void NAME(dw_clear)(const nnc_conv2d_geom *g, R *xq)
-{
-    memset(xq, 0, sizeof(R) * (size_t)((g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g)));
-}
+static void NAME(dw_clear)(const nnc_conv2d_geom *g, R *xq) { memset(xq, 0, sizeof(R) * (size_t)nnc_conv2d_dw_xq(g)); }
 
-/* The image part of xq [H + 2 ph][sw][dw_q] = channel ic, its columns
+/* The image part of xq [H + 2 ph][sw][Wq] = channel ic, its columns
  * split by phase (the plain loops, with xq cleared each time, were a
  * third of a depthwise layer's time) */
 static void NAME(dw_split)(const nnc_conv2d_geom *g, const R *ic, R *xq)
 {
-    const int64_t S = g->sw, Wq = NAME(dw_q)(g);
+    const int64_t S = g->sw, Wq = nnc_conv2d_dw_q(g);
     for (int64_t s = 0; s < S; s++) {
         int64_t q0, q1;
         NAME(dw_phase)(g, s, &q0, &q1);
@@ -797,7 +792,7 @@ static void NAME(dw_split)(const nnc_conv2d_geom *g, const R *ic, R *xq)
 /* ic [H][W] = the image part of xq (dw_split's inverse) */
 static void NAME(dw_unsplit)(const nnc_conv2d_geom *g, const R *xq, R *ic)
 {
-    const int64_t S = g->sw, Wq = NAME(dw_q)(g);
+    const int64_t S = g->sw, Wq = nnc_conv2d_dw_q(g);
 #if R_F32 && defined(DW_VEC)
     if (S == 2) { /* 2 DW_L columns at a time, zipped from the two phases */
         for (int64_t ih = 0; ih < g->H; ih++)
@@ -850,7 +845,7 @@ static inline void NAME(dw_next)(int64_t dw, int64_t S, int64_t *ph, int64_t *q)
  * (ki, kj) order (the padding's products are zeros) */
 static void NAME(dw_fwd)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const R *xq, const R *wf, R *yf)
 {
-    const int64_t RS = g->sw * NAME(dw_q)(g), Wq = NAME(dw_q)(g);
+    const int64_t RS = g->sw * nnc_conv2d_dw_q(g), Wq = nnc_conv2d_dw_q(g);
     memset(yf, 0, sizeof(R) * (size_t)(OH * OW));
     for (int64_t ki = 0; ki < g->KH; ki++)
         for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, NAME(dw_next)(g->dw, g->sw, &ph, &q)) {
@@ -869,7 +864,7 @@ static void NAME(dw_fwd)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const
  * a tap) */
 static void NAME(dw_data)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const R *dyf, const R *wf, R *dxq)
 {
-    const int64_t RS = g->sw * NAME(dw_q)(g), Wq = NAME(dw_q)(g);
+    const int64_t RS = g->sw * nnc_conv2d_dw_q(g), Wq = nnc_conv2d_dw_q(g);
     for (int64_t ki = 0; ki < g->KH; ki++)
         for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, NAME(dw_next)(g->dw, g->sw, &ph, &q)) {
             const R wv = wf[ki * g->KW + kj];
@@ -894,7 +889,7 @@ static void NAME(dw_data)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, cons
 static void NAME(dw_filter)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const R *xq, const R *dyf, R *dwf,
                             int first)
 {
-    const int64_t RS = g->sw * NAME(dw_q)(g), Wq = NAME(dw_q)(g);
+    const int64_t RS = g->sw * nnc_conv2d_dw_q(g), Wq = nnc_conv2d_dw_q(g);
     for (int64_t ki = 0; ki < g->KH; ki++)
         for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, NAME(dw_next)(g->dw, g->sw, &ph, &q)) {
             R part[DW_LANES] = {0};
@@ -935,7 +930,7 @@ static int dw_vec_fits(const nnc_conv2d_geom *g) { return g->KH * g->KW <= DW_TA
 
 static void dw_plan_make(const nnc_conv2d_geom *g, dw_plan *p)
 {
-    const int64_t Wq = NAME(dw_q)(g), RS = g->sw * Wq, D = nnc_conv2d_dw_pitch(g);
+    const int64_t Wq = nnc_conv2d_dw_q(g), RS = g->sw * Wq, D = nnc_conv2d_dw_pitch(g);
     for (int64_t ki = 0, t = 0; ki < g->KH; ki++)
         for (int64_t kj = 0, ph = 0, q = 0; kj < g->KW; kj++, t++, NAME(dw_next)(g->dw, g->sw, &ph, &q))
             p->off[t] = ki * g->dh * RS + ph * Wq + q;
@@ -1013,7 +1008,7 @@ static void dw_runs_sum(const dw_runs *r, const int64_t *off, const float *w, in
 static void dw_fwd_vec(const nnc_conv2d_geom *g, const dw_plan *pl, int64_t OH, int64_t OW, const float *xq,
                        const float *wf, int post, float bias, int relu, float *yf)
 {
-    const int64_t RS = g->sw * NAME(dw_q)(g), nc = (OW + DW_L - 1) / DW_L, runs = OH * nc;
+    const int64_t RS = g->sw * nnc_conv2d_dw_q(g), nc = (OW + DW_L - 1) / DW_L, runs = OH * nc;
     /* run i is chunk c = i % nc of row oh = i / nc, counted, not divided
      * (two divisions a run were a quarter of an 8x8 layer's time) */
     for (int64_t i0 = 0, oh = 0, c = 0; i0 < runs; i0 += DW_UNITS) {
@@ -1046,7 +1041,7 @@ static void dw_pad_dy(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const fl
 static void dw_data_vec(const nnc_conv2d_geom *g, const dw_plan *pl, const float *dyp, const float *wf, float *dxq,
                         int first)
 {
-    const int64_t S = g->sw, Wq = NAME(dw_q)(g), D = nnc_conv2d_dw_pitch(g), PT = nnc_conv2d_dw_pt(g),
+    const int64_t S = g->sw, Wq = nnc_conv2d_dw_q(g), D = nnc_conv2d_dw_pitch(g), PT = nnc_conv2d_dw_pt(g),
                   PL = nnc_conv2d_dw_pl(g);
     for (int64_t rho = 0; rho < g->sh; rho++) /* rows r = rho mod sh */
         for (int64_t s = 0; s < S; s++) {
@@ -1081,7 +1076,7 @@ static void dw_filter_vec(const nnc_conv2d_geom *g, const dw_plan *pl, int64_t O
                           const float *dyf, float *dwf, int first)
 {
     enum { LV = DW_LANES / DW_L };
-    const int64_t RS = g->sw * NAME(dw_q)(g), T = g->KH * g->KW;
+    const int64_t RS = g->sw * nnc_conv2d_dw_q(g), T = g->KH * g->KW;
     const int64_t *off = pl->off;
     for (int64_t t0 = 0; t0 < T; t0 += DW_TG) {
         /* (past the last tap, slots repeat tap t0, and are dropped) */
@@ -1182,7 +1177,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
     float *dyp = NULL; /* (depthwise: after xq in the work) */
     dw_plan plan;
     if (Cg == 1 && dw_vec_fits(g)) {
-        dyp = work + (g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g);
+        dyp = work + nnc_conv2d_dw_xq(g);
         memset(dyp, 0, sizeof(float) * (size_t)(nnc_conv2d_dw_rows(g) * nnc_conv2d_dw_pitch(g)));
         dw_plan_make(g, &plan);
     }
@@ -1202,7 +1197,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
                     continue;
                 }
 #endif
-                memset(work, 0, sizeof(R) * (size_t)((g->H + 2 * g->ph) * g->sw * NAME(dw_q)(g)));
+                memset(work, 0, sizeof(R) * (size_t)nnc_conv2d_dw_xq(g));
                 for (int64_t f = c * Fg; f < (c + 1) * Fg; f++)
                     NAME(dw_data)(g, OH, OW, dyb + f * P, w + f * K, work);
                 NAME(dw_unsplit)(g, work, img + c * g->H * g->W);

@@ -375,7 +375,16 @@ static inline int64_t nnc_conv2d_geom_ow(const nnc_conv2d_geom *g)
     return (g->W + 2 * g->pw - g->dw * (g->KW - 1) - 1) / g->sw + 1;
 }
 
-/* A depthwise layer's data gradient (conv_cols_tmpl.h, dw_data_vec) reads
+/* A depthwise layer's padded channel xq (conv_cols_tmpl.h), its rows
+ * split into their sw column phases: a phase's width ceil((W + 2 pw) /
+ * sw), and the whole [H + 2 ph][sw][that]. */
+static inline int64_t nnc_conv2d_dw_q(const nnc_conv2d_geom *g) { return (g->W + 2 * g->pw + g->sw - 1) / g->sw; }
+static inline int64_t nnc_conv2d_dw_xq(const nnc_conv2d_geom *g)
+{
+    return (g->H + 2 * g->ph) * g->sw * nnc_conv2d_dw_q(g);
+}
+
+/* Its data gradient (conv_cols_tmpl.h, dw_data_vec) reads
  * each filter's dy [OH][OW] inside zero margins: (KH - 1) dh / sh rows
  * above, (KW - 1) dw / sw columns to the left, and as many rows and
  * columns as the padded image's rows and column phases reach. */
@@ -383,7 +392,7 @@ static inline int64_t nnc_conv2d_dw_pt(const nnc_conv2d_geom *g) { return (g->KH
 static inline int64_t nnc_conv2d_dw_pl(const nnc_conv2d_geom *g) { return (g->KW - 1) * g->dw / g->sw; }
 static inline int64_t nnc_conv2d_dw_pitch(const nnc_conv2d_geom *g)
 {
-    const int64_t OW = nnc_conv2d_geom_ow(g), Wq = (g->W + 2 * g->pw + g->sw - 1) / g->sw;
+    const int64_t OW = nnc_conv2d_geom_ow(g), Wq = nnc_conv2d_dw_q(g);
     return nnc_conv2d_dw_pl(g) + (OW > Wq ? OW : Wq);
 }
 static inline int64_t nnc_conv2d_dw_rows(const nnc_conv2d_geom *g)
@@ -395,14 +404,13 @@ static inline int64_t nnc_conv2d_dw_rows(const nnc_conv2d_geom *g)
 /* Its work, the same for the three passes: one example's columns [C KH
  * KW][OH OW] (every group's rows, a GEMM per group reads its own); where
  * each group has one channel in (depthwise: a GEMM of one row of taps per
- * filter runs at a few GFLOP/s), one channel padded, its rows split into
- * their sw column phases [H + 2 ph][sw][ceil((W + 2 pw) / sw)], and
- * after it one filter's padded dy (above) (conv_cols_tmpl.h). */
+ * filter runs at a few GFLOP/s), one channel padded and split into its
+ * column phases (nnc_conv2d_dw_xq), and after it one filter's padded dy
+ * (above) (conv_cols_tmpl.h). */
 static inline int64_t nnc_conv2d_gen_work(const nnc_conv2d_geom *g)
 {
     if (g->C == g->groups)
-        return (g->H + 2 * g->ph) * g->sw * ((g->W + 2 * g->pw + g->sw - 1) / g->sw) +
-            nnc_conv2d_dw_rows(g) * nnc_conv2d_dw_pitch(g);
+        return nnc_conv2d_dw_xq(g) + nnc_conv2d_dw_rows(g) * nnc_conv2d_dw_pitch(g);
     return g->C * g->KH * g->KW * nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g);
 }
 
