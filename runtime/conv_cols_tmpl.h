@@ -1188,7 +1188,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
         if (Cg == 1) /* depthwise: into xq's layout, then back into the channel */
             for (int64_t c = 0; c < C; c++) {
 #if R_F32 && defined(DW_VEC)
-                if (dw_vec_fits(g)) {
+                if (dyp) { /* (the plan made above) */
                     for (int64_t f = c * Fg; f < (c + 1) * Fg; f++) {
                         dw_pad_dy(g, OH, OW, dyb + f * P, dyp);
                         dw_data_vec(g, &plan, dyp, w + f * K, work, f == c * Fg);
@@ -1229,8 +1229,9 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_filter))(int64_t N, const R *dy, const R
     if (Cg == 1)
         NAME(dw_clear)(g, work);
 #if R_F32 && defined(DW_VEC)
+    const int vec = Cg == 1 && dw_vec_fits(g);
     dw_plan plan;
-    if (Cg == 1 && dw_vec_fits(g))
+    if (vec)
         dw_plan_make(g, &plan);
 #endif
     for (int64_t b = 0; b < N; b++) {
@@ -1240,7 +1241,7 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_filter))(int64_t N, const R *dy, const R
                 NAME(dw_split)(g, img + c * g->H * g->W, work);
                 for (int64_t f = c * Fg; f < (c + 1) * Fg; f++)
 #if R_F32 && defined(DW_VEC)
-                    if (dw_vec_fits(g))
+                    if (vec)
                         dw_filter_vec(g, &plan, OH, OW, work, dyb + f * P, dw + f * K, b == 0);
                     else
 #endif
