@@ -227,6 +227,27 @@ static void softmax_rows(Emitter *e, int t)
     Shape s = n->shape;
     int64_t L = s.d[s.nd - 1];
     const char *y = emit_ref(e, t), *a = n->alpha != 1 ? emit_fmt("%s * ", emit_lit(e, n->alpha)) : "";
+    if (!e->opt->f64) {
+        /* float: runtime/softmax.c, blocks of SOFTMAX_ROWS rows on the
+         * threads (the generated loops spent most of a short row outside
+         * exp: softmax.c) */
+        enum { SOFTMAX_ROWS = 16 };
+        const char *rows = emit_prod(s, 0, s.nd - 1);
+        emit_parallel(e, "    ", 1, s, 8);
+        P(e, "    for (int64_t r0 = 0; r0 < %s; r0 += %d)\n", rows, SOFTMAX_ROWS);
+        const char *cnt = emit_fmt("%s - r0 < %d ? %s - r0 : %d", rows, SOFTMAX_ROWS, rows, SOFTMAX_ROWS);
+        if (n->op == IR_SOFTMAX)
+            P(e, "        nnc_softmax_rows_f32(%s, %lld, r0, %d, %s, %s + r0 * %lld, %s + r0 * %lld);\n", cnt,
+              (long long)L, n->causal ? 1 : 0, emit_lit(e, n->alpha), emit_ref(e, n->in[0]), (long long)L, y,
+              (long long)L);
+        else
+            P(e,
+              "        nnc_softmax_rows_bwd_f32(%s, %lld, r0, %d, %s, %s + r0 * %lld, %s + r0 * %lld, %s + r0 * "
+              "%lld);\n",
+              cnt, (long long)L, n->causal ? 1 : 0, emit_lit(e, n->alpha), emit_ref(e, n->in[0]), (long long)L,
+              emit_ref(e, n->in[1]), (long long)L, y, (long long)L);
+        return;
+    }
     emit_parallel(e, "    ", 1, s, 8); /* rows on the threads */
     P(e, "    for (int64_t r = 0; r < %s; r++) {\n", emit_prod(s, 0, s.nd - 1));
     P(e, "        const int64_t len = %s;\n",

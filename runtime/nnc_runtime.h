@@ -556,6 +556,17 @@ void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, 
 void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                              int64_t ldb, float *c, int64_t ldc);
 
+/* ---- softmax over rows (softmax.c) ----------------------------------------- */
+
+/* y[r] = softmax(alpha x[r]) for `rows` contiguous rows of L floats;
+ * causal: row r's first (r0 + r) % L + 1 entries, zeros after (row r0 +
+ * r of [T, T] matrices, T = L).  The same bits under every NNC_ISA. */
+void nnc_softmax_rows_f32(int64_t rows, int64_t L, int64_t r0, int causal, float alpha, const float *x, float *y);
+/* Its gradient: dx[r][k] = alpha p[r][k] (dy[r][k] - sum over j of dy[r][j]
+ * p[r][j]) over the same entries, zeros after them where causal. */
+void nnc_softmax_rows_bwd_f32(int64_t rows, int64_t L, int64_t r0, int causal, float alpha, const float *dy,
+                              const float *p, float *dx);
+
 /* ---- safetensors ----------------------------------------------------------- */
 
 /* One tensor to write: F32 data of the given shape. */

@@ -441,6 +441,20 @@ void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, 
     nnc_matmul_lower_tn_f32_serial(T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 
+/* ---- softmax rows: serial (generated code runs blocks of rows on the
+ * threads) ------------------------------------------------------------------------ */
+
+void nnc_softmax_rows_f32(int64_t rows, int64_t L, int64_t r0, int causal, float alpha, const float *x, float *y)
+{
+    nnc_softmax_rows_f32_serial(rows, L, r0, causal, alpha, x, y);
+}
+
+void nnc_softmax_rows_bwd_f32(int64_t rows, int64_t L, int64_t r0, int causal, float alpha, const float *dy,
+                              const float *p, float *dx)
+{
+    nnc_softmax_rows_bwd_f32_serial(rows, L, r0, causal, alpha, dy, p, dx);
+}
+
 /* ---- the optimizer: items of parameters (elementwise) ----------------------------- */
 
 typedef struct {

@@ -403,37 +403,8 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_0_attn_softmax + r * 16;
-        const float *restrict xr = blocks_0_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -652,37 +623,8 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_1_attn_softmax + r * 16;
-        const float *restrict xr = blocks_1_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1075,37 +1017,8 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_0_attn_softmax + r * 16;
-        const float *restrict xr = blocks_0_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1324,37 +1237,8 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_1_attn_softmax + r * 16;
-        const float *restrict xr = blocks_1_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1746,37 +1630,8 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_0_attn_softmax + r * 16;
-        const float *restrict xr = blocks_0_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1995,37 +1850,8 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_1_attn_softmax + r * 16;
-        const float *restrict xr = blocks_1_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2448,37 +2274,8 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_0_attn_softmax + r * 16;
-        const float *restrict xr = blocks_0_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2700,37 +2497,8 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_1_attn_softmax + r * 16;
-        const float *restrict xr = blocks_1_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -3170,37 +2938,8 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_0_attn_softmax + r * 16;
-        const float *restrict xr = blocks_0_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -3422,37 +3161,8 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_1_attn_softmax + r * 16;
-        const float *restrict xr = blocks_1_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -3891,37 +3601,8 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_0_attn_softmax + r * 16;
-        const float *restrict xr = blocks_0_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4143,37 +3824,8 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = blocks_1_attn_softmax + r * 16;
-        const float *restrict xr = blocks_1_attn_matmul + r * 16;
-        float mx;
-        {
-            float l_[16];
-            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
-            mx = -INFINITY;
-            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
-            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
-        float sum;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            sum = s_;
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4839,24 +4491,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = d_blocks_1_attn_s + r * 16;
-        const float *restrict dr = d_blocks_1_attn_softmax + r * 16, *restrict pr = blocks_1_attn_softmax + r * 16;
-        float dot;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            dot = s_;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_1_attn_softmax + r0 * 16, blocks_1_attn_softmax + r0 * 16, d_blocks_1_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5238,24 +4874,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = d_blocks_0_attn_s + r * 16;
-        const float *restrict dr = d_blocks_0_attn_softmax + r * 16, *restrict pr = blocks_0_attn_softmax + r * 16;
-        float dot;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            dot = s_;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_0_attn_softmax + r0 * 16, blocks_0_attn_softmax + r0 * 16, d_blocks_0_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5948,24 +5568,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = d_blocks_1_attn_s + r * 16;
-        const float *restrict dr = d_blocks_1_attn_softmax + r * 16, *restrict pr = blocks_1_attn_softmax + r * 16;
-        float dot;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            dot = s_;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_1_attn_softmax + r0 * 16, blocks_1_attn_softmax + r0 * 16, d_blocks_1_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6347,24 +5951,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = d_blocks_0_attn_s + r * 16;
-        const float *restrict dr = d_blocks_0_attn_softmax + r * 16, *restrict pr = blocks_0_attn_softmax + r * 16;
-        float dot;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            dot = s_;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_0_attn_softmax + r0 * 16, blocks_0_attn_softmax + r0 * 16, d_blocks_0_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -7056,24 +6644,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = d_blocks_1_attn_s + r * 16;
-        const float *restrict dr = d_blocks_1_attn_softmax + r * 16, *restrict pr = blocks_1_attn_softmax + r * 16;
-        float dot;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            dot = s_;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_1_attn_softmax + r0 * 16, blocks_1_attn_softmax + r0 * 16, d_blocks_1_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -7455,24 +7027,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
-        const int64_t len = r % 16 + 1;
-        float *restrict yr = d_blocks_0_attn_s + r * 16;
-        const float *restrict dr = d_blocks_0_attn_softmax + r * 16, *restrict pr = blocks_0_attn_softmax + r * 16;
-        float dot;
-        {
-            float l_[16] = {0};
-            int64_t k0_ = 0;
-            for (; k0_ + 16 <= len; k0_ += 16)
-                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
-            float s_ = 0;
-            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
-            for (int j = 0; j < 16; j++) s_ += l_[j];
-            dot = s_;
-        }
-        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
-        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
-    }
+    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
+        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_0_attn_softmax + r0 * 16, blocks_0_attn_softmax + r0 * 16, d_blocks_0_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
