@@ -34,10 +34,29 @@ static const char *causal_kernel(const IrNode *n)
     }
 }
 
+/* [s0, s1, s2, s3] as [s0, s2, s1, s3] */
+static Shape swap12(Shape s)
+{
+    const int64_t d1 = s.d[1];
+    s.d[1] = s.d[2];
+    s.d[2] = d1;
+    return s;
+}
+
+/* Matrix (i0, i1) of a [s0, s2, s1, s3] read or written in place inside
+ * the [s0, s1, s2, s3] tensor (plan.c fold_head_permutes): its offset;
+ * its rows are s2 s3 apart */
+static const char *head_offset(Shape s)
+{
+    return emit_fmt("i0 * %lld + i1 * %lld", (long long)(s.d[1] * s.d[2] * s.d[3]), (long long)s.d[3]);
+}
+
 void emit_matmul(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    Shape so = n->shape, sa = emit_nd(e, n->in[0])->shape, sb = emit_nd(e, n->in[1])->shape;
+    const Shape src_a = emit_nd(e, n->in[0])->shape, src_b = emit_nd(e, n->in[1])->shape;
+    /* the operands as the product reads them (hperm: through a head permute) */
+    Shape so = n->shape, sa = n->hperm & 1 ? swap12(src_a) : src_a, sb = n->hperm & 2 ? swap12(src_b) : src_b;
     int no = so.nd;
     const char *M = emit_dim(so, no - 2), *N = emit_dim(so, no - 1);
     const char *K = n->ta ? emit_dim(sa, sa.nd - 2) : emit_dim(sa, sa.nd - 1);
@@ -69,19 +88,33 @@ void emit_matmul(Emitter *e, int t)
     const char *flat = "0";
     for (int k = 0; k < no - 2; k++)
         flat = k == 0 ? "i0" : emit_fmt("(%s) * %s + i%d", flat, emit_dim(so, k), k);
-    P(e, "        const int64_t ic = %s;\n", flat);
+    if (!(n->hperm & 4))
+        P(e, "        const int64_t ic = %s;\n", flat);
     const char *ao = emit_bcast_offset(so, no - 2, sa, sa.nd - 2, ma),
-               *bo = emit_bcast_offset(so, no - 2, sb, sb.nd - 2, mb);
+               *bo = emit_bcast_offset(so, no - 2, sb, sb.nd - 2, mb), *co = emit_fmt("ic * %s", mc), *ldc = N;
+    if (n->hperm & 1) {
+        ao = head_offset(src_a);
+        lda = emit_fmt("%lld", (long long)(src_a.d[2] * src_a.d[3]));
+    }
+    if (n->hperm & 2) {
+        bo = head_offset(src_b);
+        ldb = emit_fmt("%lld", (long long)(src_b.d[2] * src_b.d[3]));
+    }
+    if (n->hperm & 4) {
+        co = head_offset(swap12(so));
+        ldc = emit_fmt("%lld", (long long)(so.d[1] * so.d[3]));
+    }
     const char *kernel = causal_kernel(n);
     if (kernel)
         /* kernel.c's choice: the products of causal attention, by the triangle */
-        P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel, (long long)so.d[no - 2],
-          !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, c, mc, N);
+        P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + %s, %s);\n", kernel, (long long)so.d[no - 2],
+          !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, c, co,
+          ldc);
     else
         P(e,
           "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, "
-          "(int)(%s), %s, %s + ic * %s, (int)(%s));\n",
-          emit_gemm(e), TA, TB, M, N, K, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, emit_lit(e, 0), c, mc, N);
+          "(int)(%s), %s, %s + %s, (int)(%s));\n",
+          emit_gemm(e), TA, TB, M, N, K, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, emit_lit(e, 0), c, co, ldc);
     P(e, "    }\n");
 }
 

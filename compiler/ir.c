@@ -428,6 +428,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
             fprintf(out, " t=%d%d", n->ta, n->tb);
         if (n->alpha != 1)
             fprintf(out, " alpha=%.9g", n->alpha);
+        if (n->hperm)
+            fprintf(out, " heads=%d%d%d", n->hperm & 1, (n->hperm >> 1) & 1, (n->hperm >> 2) & 1);
         break;
     case IR_SUM:
     case IR_MEAN:

@@ -86,6 +86,9 @@ typedef struct IrNode {
                              * matmul (plan.c, flags): 1 = only causal softmaxes read the
                              * [T, T] result (its lower triangle), 2 = in[0] is a causal
                              * softmax or its gradient (zero above the diagonal) */
+    int hperm;          /* matmul (plan.c fold_head_permutes): bit k < 2, in[k] is a
+                             * 4-D [s0, s1, s2, s3] read as [s0, s2, s1, s3]; bit 2, the
+                             * result [o0, o1, o2, o3] is stored as [o0, o2, o1, o3] */
     int64_t start, end; /* slice / pad */
     int perm[IR_MAXD];
     int kh, kw, stride, pad; /* im2col and pools */

@@ -138,6 +138,68 @@ static void make_view(Graph *g, int t, int of)
     *n = r;
 }
 
+/* A 4-D permute (0, 2, 1, 3): attention's heads, [b, t, h, d] <-> [b, h, t, d] */
+static int is_swap_12(const Graph *g, const IrNode *n)
+{
+    if (n->op != IR_PERMUTE || n->shape.nd != 4 || n->perm[0] != 0 || n->perm[1] != 2 || n->perm[2] != 1 ||
+        n->perm[3] != 3)
+        return 0;
+    const Shape s = g->nodes[n->in[0]].shape;
+    return n->shape.bd <= 0 && s.bd <= 0;
+}
+
+/* A batched matmul over 4-D tensors (its batch dims the first two, none
+ * broadcast) */
+static int head_matmul(const Graph *g, const IrNode *n)
+{
+    if (n->op != IR_MATMUL || n->shape.nd != 4 || n->shape.bd > 0)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        const Shape s = g->nodes[n->in[k]].shape; /* (read through a folded permute: dim 2 is its 1) */
+        if (s.nd != 4 || s.bd != n->shape.bd || s.d[0] != n->shape.d[0] ||
+            s.d[n->hperm & (1 << k) ? 2 : 1] != n->shape.d[1])
+            return 0;
+    }
+    return 1;
+}
+
+/* Attention's head transposes, transpose(reshape(query(x), [b, t, heads,
+ * hd]), 1, 2) and back, cost a copy each way, forward and backward (eight
+ * an attention layer).  A batched matmul reads an operand [b, h, t, d]
+ * that is such a permute of [b, t, h, d] in place instead, matrix (b, h)
+ * at b t h d + h d with rows h d apart (hperm bits 0, 1), and a product
+ * whose only reader is such a permute writes its result there (bit 2;
+ * the permute becomes a view).  The products are the same, in the same
+ * order: the same bits. */
+static void fold_head_permutes(Graph *g, const char *roots)
+{
+    for (int i = 0; i < g->n; i++) {
+        IrNode *n = &g->nodes[i];
+        if (!head_matmul(g, n))
+            continue;
+        for (int k = 0; k < 2; k++) {
+            const IrNode *p = &g->nodes[n->in[k]];
+            if (is_swap_12(g, p) && !(n->hperm & (1 << k))) {
+                n->in[k] = p->in[0];
+                n->hperm |= 1 << k;
+            }
+        }
+    }
+    int *uses = use_counts(g, roots);
+    for (int i = 0; i < g->n; i++) {
+        IrNode *p = &g->nodes[i];
+        if (!is_swap_12(g, p))
+            continue;
+        const int t = p->in[0];
+        IrNode *mm = &g->nodes[t];
+        if (!head_matmul(g, mm) || mm->nin != 2 || (mm->hperm & 4) || uses[t] != 1 || roots[t])
+            continue;
+        mm->hperm |= 4;
+        make_view(g, i, t);
+    }
+    free(uses);
+}
+
 /* relu's gradient, dy * step(y), where dy is the gradient of a max pool
  * over y (relu, then pool: lenet5, digits_cnn) and read nowhere else: the
  * pool's backward pass applies the mask as it writes dx (ival 1), and the
@@ -622,6 +684,7 @@ void plan_rewrite(const Model *m, Graph *g)
     fold_bn_relu(g, roots);
     fold_relu_bn_grad(g, roots);
     fold_matmul_acc(g, roots);
+    fold_head_permutes(g, roots);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)
         abort();
@@ -824,6 +887,9 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
         }
         if (n->op == IR_MATMUL && n->causal)
             fprintf(out, "%s%s", n->causal & 1 ? " lower-result" : "", n->causal & 2 ? " lower-a" : "");
+        if (n->op == IR_MATMUL && n->hperm) /* fold_head_permutes */
+            fprintf(out, "%s%s%s", n->hperm & 1 ? " a-heads" : "", n->hperm & 2 ? " b-heads" : "",
+                    n->hperm & 4 ? " result-heads" : "");
         if (n->global)
             fprintf(out, " [global]");
         if (n->kernel != KERNEL_LOOPS)

@@ -125,7 +125,7 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->params + 102912, 2, (const int[]){28, 64}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* head.weight */
     nnc_init_f32((float *)m->params + 104704, 1, (const int[]){28}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* head.bias */
     if (nnc_dist_size() > 1) {
-        if (nnc_dist_check("model NamesGpt", UINT64_C(0x49d924b350488064)) != 0) {
+        if (nnc_dist_check("model NamesGpt", UINT64_C(0xbe8eeddfd4b4b838)) != 0) {
             names_gpt_release(m);
             errno = EINVAL;
             return -1;
@@ -183,21 +183,17 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
     float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
     float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -220,21 +216,17 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
     float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
     float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -334,15 +326,6 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -358,15 +341,6 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -384,22 +358,13 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -410,20 +375,10 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
@@ -554,15 +509,6 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -578,15 +524,6 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -604,22 +541,13 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -630,20 +558,10 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
@@ -797,21 +715,17 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
     float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
     float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -834,21 +748,17 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
     float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
     float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -948,15 +858,6 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -972,15 +873,6 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -998,22 +890,13 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -1024,20 +907,10 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
@@ -1168,15 +1041,6 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -1192,15 +1056,6 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -1218,22 +1073,13 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -1244,20 +1090,10 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
@@ -1410,21 +1246,17 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
     float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
     float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -1447,21 +1279,17 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
     float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
     float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -1561,15 +1389,6 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -1585,15 +1404,6 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -1611,22 +1421,13 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -1637,20 +1438,10 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
@@ -1781,15 +1572,6 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -1805,15 +1587,6 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -1831,22 +1604,13 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -1857,20 +1621,10 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
@@ -2049,28 +1803,24 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
     float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
     float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
@@ -2087,28 +1837,24 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
     float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
     float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
@@ -2205,15 +1951,6 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -2229,15 +1966,6 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -2255,22 +1983,13 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -2281,20 +2000,10 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
@@ -2428,15 +2137,6 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -2452,15 +2152,6 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -2478,22 +2169,13 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -2504,20 +2186,10 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
@@ -2713,28 +2385,24 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
     float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
     float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
@@ -2751,28 +2419,24 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
     float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
     float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
@@ -2869,15 +2533,6 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -2893,15 +2548,6 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -2919,22 +2565,13 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -2945,20 +2582,10 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
@@ -3092,15 +2719,6 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -3116,15 +2734,6 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -3142,22 +2751,13 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -3168,20 +2768,10 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
@@ -3376,28 +2966,24 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
     float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
     float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
@@ -3414,28 +3000,24 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
     float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
     float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
@@ -3532,15 +3114,6 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -3556,15 +3129,6 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -3582,22 +3146,13 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -3608,20 +3163,10 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
@@ -3755,15 +3300,6 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -3779,15 +3315,6 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
         r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
     }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -3805,22 +3332,13 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
     }
     }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -3831,20 +3349,10 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
@@ -4045,17 +3553,17 @@ static void names_gpt_backward_generic(names_gpt *m)
     const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
@@ -4064,17 +3572,17 @@ static void names_gpt_backward_generic(names_gpt *m)
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
@@ -4098,30 +3606,26 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
     float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
-    float *const d_blocks_1_h = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
     float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
-    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
-    float *const d_blocks_1_attn_a = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_q = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_reshape_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
-    float *const d_blocks_1_attn_reshape_3 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
-    float *const d_blocks_1_attn_reshape_4 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
     float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
@@ -4135,30 +3639,26 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
     float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
-    float *const d_blocks_0_h = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_h = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_h_2 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln2_weight = G + 19584; /* d blocks.0.ln2.weight [64] */
     float *const d_blocks_0_ln2_bias = G + 19648; /* d blocks.0.ln2.bias [1, 1, 64] */
     float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
-    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
-    float *const d_blocks_0_attn_a = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_q = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_reshape_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
-    float *const d_blocks_0_attn_reshape_3 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
-    float *const d_blocks_0_attn_reshape_4 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
     float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -4463,31 +3963,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_a, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_v + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -4498,29 +3988,18 @@ static void names_gpt_backward_generic(names_gpt *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_q + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_k + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_2 = d_blocks_1_attn_reshape_2;
+    const float *restrict const r_d_blocks_1_attn_v = d_blocks_1_attn_v;
     float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -4530,26 +4009,17 @@ static void names_gpt_backward_generic(names_gpt *m)
             memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_v, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_v, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_3 = d_blocks_1_attn_reshape_3;
+    const float *restrict const r_d_blocks_1_attn_k = d_blocks_1_attn_k;
     float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -4559,26 +4029,17 @@ static void names_gpt_backward_generic(names_gpt *m)
             memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_k, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_k, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_4 = d_blocks_1_attn_reshape_4;
+    const float *restrict const r_d_blocks_1_attn_q = d_blocks_1_attn_q;
     float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -4588,12 +4049,12 @@ static void names_gpt_backward_generic(names_gpt *m)
             memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_q, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -4606,7 +4067,7 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_q, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -4846,31 +4307,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_a, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_v + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -4881,29 +4332,18 @@ static void names_gpt_backward_generic(names_gpt *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_q + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_k + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_2 = d_blocks_0_attn_reshape_2;
+    const float *restrict const r_d_blocks_0_attn_v = d_blocks_0_attn_v;
     float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -4913,26 +4353,17 @@ static void names_gpt_backward_generic(names_gpt *m)
             memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_v, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_v, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_3 = d_blocks_0_attn_reshape_3;
+    const float *restrict const r_d_blocks_0_attn_k = d_blocks_0_attn_k;
     float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -4942,26 +4373,17 @@ static void names_gpt_backward_generic(names_gpt *m)
             memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_k, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_k, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_4 = d_blocks_0_attn_reshape_4;
+    const float *restrict const r_d_blocks_0_attn_q = d_blocks_0_attn_q;
     float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -4971,12 +4393,12 @@ static void names_gpt_backward_generic(names_gpt *m)
             memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_q, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -4989,7 +4411,7 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_q, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5122,17 +4544,17 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
@@ -5141,17 +4563,17 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
@@ -5175,30 +4597,26 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
     float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
-    float *const d_blocks_1_h = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
     float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
-    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
-    float *const d_blocks_1_attn_a = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_q = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_reshape_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
-    float *const d_blocks_1_attn_reshape_3 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
-    float *const d_blocks_1_attn_reshape_4 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
     float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
@@ -5212,30 +4630,26 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
     float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
-    float *const d_blocks_0_h = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_h = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_h_2 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln2_weight = G + 19584; /* d blocks.0.ln2.weight [64] */
     float *const d_blocks_0_ln2_bias = G + 19648; /* d blocks.0.ln2.bias [1, 1, 64] */
     float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
-    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
-    float *const d_blocks_0_attn_a = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_q = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_reshape_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
-    float *const d_blocks_0_attn_reshape_3 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
-    float *const d_blocks_0_attn_reshape_4 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
     float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -5540,31 +4954,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_a, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_v + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -5575,29 +4979,18 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_q + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_k + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_2 = d_blocks_1_attn_reshape_2;
+    const float *restrict const r_d_blocks_1_attn_v = d_blocks_1_attn_v;
     float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -5607,26 +5000,17 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_v, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_v, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_3 = d_blocks_1_attn_reshape_3;
+    const float *restrict const r_d_blocks_1_attn_k = d_blocks_1_attn_k;
     float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -5636,26 +5020,17 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_k, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_k, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_4 = d_blocks_1_attn_reshape_4;
+    const float *restrict const r_d_blocks_1_attn_q = d_blocks_1_attn_q;
     float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -5665,12 +5040,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_q, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -5683,7 +5058,7 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_q, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5923,31 +5298,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_a, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_v + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -5958,29 +5323,18 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_q + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_k + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_2 = d_blocks_0_attn_reshape_2;
+    const float *restrict const r_d_blocks_0_attn_v = d_blocks_0_attn_v;
     float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -5990,26 +5344,17 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_v, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_v, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_3 = d_blocks_0_attn_reshape_3;
+    const float *restrict const r_d_blocks_0_attn_k = d_blocks_0_attn_k;
     float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -6019,26 +5364,17 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_k, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_k, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_4 = d_blocks_0_attn_reshape_4;
+    const float *restrict const r_d_blocks_0_attn_q = d_blocks_0_attn_q;
     float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -6048,12 +5384,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_q, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -6066,7 +5402,7 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_q, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6198,17 +5534,17 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
@@ -6217,17 +5553,17 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
@@ -6251,30 +5587,26 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
     float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
-    float *const d_blocks_1_h = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
     float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
-    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
-    float *const d_blocks_1_attn_a = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_q = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_reshape_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
-    float *const d_blocks_1_attn_reshape_3 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
-    float *const d_blocks_1_attn_reshape_4 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
     float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
@@ -6288,30 +5620,26 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
     float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
-    float *const d_blocks_0_h = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_h = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_h_2 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln2_weight = G + 19584; /* d blocks.0.ln2.weight [64] */
     float *const d_blocks_0_ln2_bias = G + 19648; /* d blocks.0.ln2.bias [1, 1, 64] */
     float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
-    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
-    float *const d_blocks_0_attn_a = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_q = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_reshape_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
-    float *const d_blocks_0_attn_reshape_3 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
-    float *const d_blocks_0_attn_reshape_4 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
     float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -6616,31 +5944,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_a, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_v + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -6651,29 +5969,18 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_q + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_k + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_2 = d_blocks_1_attn_reshape_2;
+    const float *restrict const r_d_blocks_1_attn_v = d_blocks_1_attn_v;
     float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -6683,26 +5990,17 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_v, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_v, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_3 = d_blocks_1_attn_reshape_3;
+    const float *restrict const r_d_blocks_1_attn_k = d_blocks_1_attn_k;
     float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -6712,26 +6010,17 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_k, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_k, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_1_attn_reshape_4 = d_blocks_1_attn_reshape_4;
+    const float *restrict const r_d_blocks_1_attn_q = d_blocks_1_attn_q;
     float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -6741,12 +6030,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_q, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -6759,7 +6048,7 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_q, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6999,31 +6288,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_a[(((i0) * 4 + i1) * 16 + i2) * 16 + i3] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_a, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_v + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
@@ -7034,29 +6313,18 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_q + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
-        const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_2[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_k + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_2 = d_blocks_0_attn_reshape_2;
+    const float *restrict const r_d_blocks_0_attn_v = d_blocks_0_attn_v;
     float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -7066,26 +6334,17 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_v, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_3[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_v, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_3 = d_blocks_0_attn_reshape_3;
+    const float *restrict const r_d_blocks_0_attn_k = d_blocks_0_attn_k;
     float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -7095,26 +6354,17 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_k, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
-    {
-        NNC_PARALLEL_FOR_IF(3, (double)n * 1024 >= 32768)
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 4; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_4[(((i0) * 16 + i1) * 4 + i2) * 16 + i3] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
-    }
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_k, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r_d_blocks_0_attn_reshape_4 = d_blocks_0_attn_reshape_4;
+    const float *restrict const r_d_blocks_0_attn_q = d_blocks_0_attn_q;
     float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
@@ -7124,12 +6374,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
         }
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_q, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -7142,7 +6392,7 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_q, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
