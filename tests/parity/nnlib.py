@@ -130,11 +130,13 @@ class CausalAttention(nn.Module):
     """Twin of std `MultiHeadAttention(heads, causal: true)` on [b, t, d],
     written by hand as one would in PyTorch: separate query/key/value/out
     Dense layers, scores scaled by 1/sqrt(d / heads), -inf above the
-    diagonal, softmax, @ v."""
+    diagonal, softmax, @ v.  causal=False: `MultiHeadAttention(heads)`,
+    no mask."""
 
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, causal=True):
         super().__init__()
         self.heads = heads
+        self.causal = causal
         self.query, self.key, self.value, self.out = (Dense(d, d) for _ in range(4))
 
     def forward(self, x):
@@ -143,7 +145,8 @@ class CausalAttention(nn.Module):
         split = lambda z: z.reshape(b, t, h, d // h).transpose(1, 2)
         q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
         s = q @ k.transpose(2, 3) / math.sqrt(d // h)
-        s = s.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 1), float("-inf"))
+        if self.causal:
+            s = s.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 1), float("-inf"))
         a = torch.softmax(s, dim=-1) @ v
         return self.out(a.transpose(1, 2).reshape(b, t, d))
 
