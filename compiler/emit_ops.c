@@ -34,29 +34,20 @@ static const char *causal_kernel(const IrNode *n)
     }
 }
 
-/* [s0, s1, s2, s3] as [s0, s2, s1, s3] */
-static Shape swap12(Shape s)
-{
-    const int64_t d1 = s.d[1];
-    s.d[1] = s.d[2];
-    s.d[2] = d1;
-    return s;
-}
-
-/* Matrix (i0, i1) of a [s0, s2, s1, s3] read or written in place inside
- * the [s0, s1, s2, s3] tensor (plan.c fold_head_permutes): its offset;
- * its rows are s2 s3 apart */
+/* Matrix (i0, i1) of a product's [b, h, t, d] operand or result that
+ * lies in place inside a [b, t, h, d] tensor (plan.c fold_head_permutes;
+ * s: the [b, h, t, d] shape): its offset, and its row pitch h d */
 static const char *head_offset(Shape s)
 {
     return emit_fmt("i0 * %lld + i1 * %lld", (long long)(s.d[1] * s.d[2] * s.d[3]), (long long)s.d[3]);
 }
+static const char *head_pitch(Shape s) { return emit_fmt("%lld", (long long)(s.d[1] * s.d[3])); }
 
 void emit_matmul(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    const Shape src_a = emit_nd(e, n->in[0])->shape, src_b = emit_nd(e, n->in[1])->shape;
     /* the operands as the product reads them (hperm: through a head permute) */
-    Shape so = n->shape, sa = n->hperm & 1 ? swap12(src_a) : src_a, sb = n->hperm & 2 ? swap12(src_b) : src_b;
+    Shape so = n->shape, sa = ir_matmul_operand(e->g, n, 0), sb = ir_matmul_operand(e->g, n, 1);
     int no = so.nd;
     const char *M = emit_dim(so, no - 2), *N = emit_dim(so, no - 1);
     const char *K = n->ta ? emit_dim(sa, sa.nd - 2) : emit_dim(sa, sa.nd - 1);
@@ -93,16 +84,16 @@ void emit_matmul(Emitter *e, int t)
     const char *ao = emit_bcast_offset(so, no - 2, sa, sa.nd - 2, ma),
                *bo = emit_bcast_offset(so, no - 2, sb, sb.nd - 2, mb), *co = emit_fmt("ic * %s", mc), *ldc = N;
     if (n->hperm & 1) {
-        ao = head_offset(src_a);
-        lda = emit_fmt("%lld", (long long)(src_a.d[2] * src_a.d[3]));
+        ao = head_offset(sa);
+        lda = head_pitch(sa);
     }
     if (n->hperm & 2) {
-        bo = head_offset(src_b);
-        ldb = emit_fmt("%lld", (long long)(src_b.d[2] * src_b.d[3]));
+        bo = head_offset(sb);
+        ldb = head_pitch(sb);
     }
     if (n->hperm & 4) {
-        co = head_offset(swap12(so));
-        ldc = emit_fmt("%lld", (long long)(so.d[1] * so.d[3]));
+        co = head_offset(so);
+        ldc = head_pitch(so);
     }
     const char *kernel = causal_kernel(n);
     if (kernel)

@@ -281,6 +281,17 @@ Graph *ir_graph_new(const char *name, int training)
     return g;
 }
 
+Shape ir_matmul_operand(const Graph *g, const IrNode *n, int k)
+{
+    Shape s = g->nodes[n->in[k]].shape;
+    if (n->hperm & (1 << k)) {
+        const int64_t d1 = s.d[1];
+        s.d[1] = s.d[2];
+        s.d[2] = d1;
+    }
+    return s;
+}
+
 IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in)
 {
     if (op_table[op].arity >= 0 && nin != op_table[op].arity) {

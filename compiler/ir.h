@@ -269,6 +269,9 @@ typedef struct Model {
 Shape ir_shape(int nd, const int64_t *d, int bd);
 int64_t ir_numel(Shape s); /* static elements (times n if batched); INT64_MAX if more */
 int ir_shape_eq(Shape a, Shape b);
+/* The shape matmul n reads as operand k: in[k]'s, with dims 1 and 2
+ * swapped where plan.c folded a head permute into it (hperm bit k) */
+Shape ir_matmul_operand(const Graph *g, const IrNode *n, int k);
 /* "[N, 64]" into buf (N is the batch name given). */
 const char *ir_shape_str(Shape s, const char *batch, char *buf, size_t cap);
 /* NumPy broadcasting of a and b; 0 and *out on success, -1 if incompatible. */

@@ -119,7 +119,7 @@ static void choose(IrNode *n, const Graph *g, int f64)
  * time: K up to NNC_CAUSAL_NT_MAX / NNC_CAUSAL_NT_KEYS). */
 static KernelKind causal(const IrNode *n, const Graph *g, int f64)
 {
-    const Shape so = n->shape, sa = g->nodes[n->in[0]].shape, sb = g->nodes[n->in[1]].shape;
+    const Shape so = n->shape, sa = ir_matmul_operand(g, n, 0), sb = ir_matmul_operand(g, n, 1);
     if (f64 || !n->causal || so.nd < 3)
         return KERNEL_LOOPS;
     const int64_t T = so.d[so.nd - 2], N = so.d[so.nd - 1];

@@ -155,9 +155,8 @@ static int head_matmul(const Graph *g, const IrNode *n)
     if (n->op != IR_MATMUL || n->shape.nd != 4 || n->shape.bd > 0)
         return 0;
     for (int k = 0; k < 2; k++) {
-        const Shape s = g->nodes[n->in[k]].shape; /* (read through a folded permute: dim 2 is its 1) */
-        if (s.nd != 4 || s.bd != n->shape.bd || s.d[0] != n->shape.d[0] ||
-            s.d[n->hperm & (1 << k) ? 2 : 1] != n->shape.d[1])
+        const Shape s = ir_matmul_operand(g, n, k);
+        if (s.nd != 4 || s.bd != n->shape.bd || s.d[0] != n->shape.d[0] || s.d[1] != n->shape.d[1])
             return 0;
     }
     return 1;
@@ -558,7 +557,7 @@ static void mark_causal_products(Graph *g, const char *roots, const char *live)
         if (!live[t] || n->op != IR_MATMUL || nd < 3 || n->shape.bd >= nd - 2)
             continue;
         const int64_t T = n->shape.d[nd - 2];
-        const Shape sa = g->nodes[n->in[0]].shape;
+        const Shape sa = ir_matmul_operand(g, n, 0);
         const IrNode *a = &g->nodes[plan_storage_root(g, n->in[0])];
         if (causal_rows(a) && sa.nd >= 3 && sa.bd < sa.nd - 2 && sa.d[sa.nd - 1] == T && sa.d[sa.nd - 2] == T &&
             a->shape.d[a->shape.nd - 1] == T)

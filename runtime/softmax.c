@@ -16,9 +16,9 @@
  * lanes (lane j takes the row's elements j, j + 16, ...), each in row
  * order, then the lanes by a tree (lane j with lane j + 8, then + 4, + 2,
  * + 1).  Lanes past the row's end take -inf for the maximum and 0 for the
- * sum, which change neither.  exp is nnc_math.h's nnc_exp_float, a
- * multiply and an add where it has fmaf, here and in every build (this
- * file is compiled without -ffp-contract=fast, and nothing contracts), so
+ * sum, which change neither.  exp is nnc_math.h's nnc_exp_float with its
+ * nnc_fmaf as a multiply, then an add, in every build (this file is
+ * compiled without -ffp-contract=fast, and nothing contracts), so
  * the avx512 build (one vector of 16 floats), the avx2 build (two of 8)
  * and the generic one (four of 4) give the same bits, as the generated
  * loops did under every NNC_ISA.  The threads take whole rows: any
