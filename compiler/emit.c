@@ -106,8 +106,6 @@ void emit_parallel_work(Emitter *e, const char *ind, int k, const char *work)
     P(e, "%sNNC_PARALLEL_FOR_IF(%d, (double)(%s) >= %.17g)\n", ind, k, work, PAR_MIN);
 }
 
-int64_t emit_col_block(int64_t n) { return ((n + 7) / 8 + 15) / 16 * 16; }
-
 const char *emit_gemm_call(Emitter *e, double flops, int batched)
 {
     if (flops < 2 * PAR_MIN && !batched)

@@ -416,6 +416,51 @@ void emit_lanes_store(Emitter *e, const char *ind, const char *total, const char
     P(e, "%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s s_;\n%s}\n", ind, ind, store, ind);
 }
 
+/* Column sums dst[j][k] += expr[j] over the rows r in [lo, hi), for the
+ * columns k in [k0, k1) of a block at most emit_sum_width() wide (a bias
+ * gradient, layer norm's dweight and dbias); `setup` declares what the
+ * expressions read of row r.  Each column adds its rows in order, so a
+ * split of the columns among threads changes no sum.  A whole block
+ * keeps its sums in a local array of constant length, which the compiler
+ * keeps in vector registers: the sums in memory (dst[k] += ... per row)
+ * cost a load and a store per row and column (gpt_mini's bias gradient
+ * of [1024 rows, 128]: 20 us against 5 in registers). */
+int emit_sum_width(Emitter *e) { return strcmp(e->real, "float") ? 32 : 64; }
+
+/* setup's lines, each indented by ind and 8 */
+static void setup_lines(Emitter *e, const char *ind, const char *setup)
+{
+    while (*setup) {
+        const char *nl = strchr(setup, '\n');
+        const int len = nl ? (int)(nl - setup) : (int)strlen(setup);
+        P(e, "%s        %.*s\n", ind, len, setup);
+        setup += len + (nl != NULL);
+    }
+}
+
+void emit_column_sums(Emitter *e, const char *ind, const char *lo, const char *hi, const char *setup, int n,
+                      const char *const *dst, const char *const *expr)
+{
+    const int w = emit_sum_width(e);
+    P(e, "%sif (k1 - k0 == %d) {\n", ind, w);
+    for (int j = 0; j < n; j++)
+        P(e, "%s    %s s%d_[%d];\n%s    for (int64_t k = 0; k < %d; k++) s%d_[k] = %s[k0 + k];\n", ind, e->real, j, w,
+          ind, w, j, dst[j]);
+    P(e, "%s    for (int64_t r = %s; r < %s; r++) {\n", ind, lo, hi);
+    setup_lines(e, ind, setup);
+    for (int j = 0; j < n; j++)
+        P(e, "%s        for (int64_t k = k0; k < k0 + %d; k++) s%d_[k - k0] += %s;\n", ind, w, j, expr[j]);
+    P(e, "%s    }\n", ind);
+    for (int j = 0; j < n; j++)
+        P(e, "%s    for (int64_t k = 0; k < %d; k++) %s[k0 + k] = s%d_[k];\n", ind, w, dst[j], j);
+    P(e, "%s} else {\n", ind);
+    P(e, "%s    for (int64_t r = %s; r < %s; r++) {\n", ind, lo, hi);
+    setup_lines(e, ind, setup);
+    for (int j = 0; j < n; j++)
+        P(e, "%s        for (int64_t k = k0; k < k1; k++) %s[k] += %s;\n", ind, dst[j], expr[j]);
+    P(e, "%s    }\n%s}\n", ind, ind);
+}
+
 /* Reductions: loops over the kept dims outside, the reduced dims inside,
  * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
 void emit_reduce(Emitter *e, int t)
@@ -436,16 +481,13 @@ void emit_reduce(Emitter *e, int t)
         /* on the threads by about 8 blocks of outputs (whole vectors of
          * 16) where it is large enough: each output still adds its rows
          * in order */
-        int64_t kst = 1;
-        for (int i = lead; i < si.nd; i++)
-            kst *= si.d[i];
-        const int64_t blk = emit_col_block(kst);
         emit_parallel(e, "        ", 1, si, 1.0);
-        P(e, "        for (int64_t k0 = 0; k0 < K; k0 += %lld) {\n", (long long)blk);
-        P(e, "            const int64_t k1 = k0 + %lld < K ? k0 + %lld : K;\n", (long long)blk, (long long)blk);
+        const int w = emit_sum_width(e);
+        P(e, "        for (int64_t k0 = 0; k0 < K; k0 += %d) {\n", w);
+        P(e, "            const int64_t k1 = k0 + %d < K ? k0 + %d : K;\n", w, w);
         P(e, "            memset(%s + k0, 0, sizeof(%s) * (size_t)(k1 - k0));\n", y, e->real);
-        P(e, "            for (int64_t r = 0; r < rows; r++)\n");
-        P(e, "                for (int64_t k = k0; k < k1; k++)\n                    %s[k] += %s[r * K + k];\n", y, x);
+        const char *dst[1] = {y}, *ex[1] = {emit_fmt("%s[r * K + k]", x)};
+        emit_column_sums(e, "            ", "0", "rows", "", 1, dst, ex);
         P(e, "        }\n    }\n");
         emit_loop_end(e, t);
         return;

@@ -649,7 +649,6 @@ void emit_seq_op(Emitter *e, int t)
             e->merged[wg] = 1;
         if (bg >= 0)
             e->merged[bg] = 1;
-        const int64_t D = s.d[s.nd - 1], blk = emit_col_block(D);
         const char *dy = emit_ref(e, n->in[0]);
         P(e, "        for (int64_t r0 = 0; r0 < rows; r0 += %d) {\n", LN_CHUNK);
         P(e, "            const int64_t r1 = r0 + %d < rows ? r0 + %d : rows;\n", LN_CHUNK, LN_CHUNK);
@@ -659,16 +658,24 @@ void emit_seq_op(Emitter *e, int t)
         ln_row(e, n, x, y, "                ");
         P(e, "                mu_[r - r0] = mu;\n                rstd_[r - r0] = rstd;\n            }\n");
         emit_parallel_work(e, "            ", 1, "(r1 - r0) * D * 3");
-        P(e, "            for (int64_t k0 = 0; k0 < D; k0 += %lld) {\n", (long long)blk);
-        P(e, "                const int64_t k1 = k0 + %lld < D ? k0 + %lld : D;\n", (long long)blk, (long long)blk);
-        P(e, "                for (int64_t r = r0; r < r1; r++) {\n");
-        P(e, "                    const %s *restrict xr = %s + r * D, *restrict dr = %s + r * D;\n", e->real, x, dy);
-        P(e, "                    const %s mu = mu_[r - r0], rstd = rstd_[r - r0];\n", e->real);
-        if (wsum)
-            P(e, "                    for (int64_t k = k0; k < k1; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", wsum);
-        if (bsum)
-            P(e, "                    for (int64_t k = k0; k < k1; k++) %s[k] += dr[k];\n", bsum);
-        P(e, "                }\n            }\n        }\n    }\n");
+        const int w = emit_sum_width(e);
+        P(e, "            for (int64_t k0 = 0; k0 < D; k0 += %d) {\n", w);
+        P(e, "                const int64_t k1 = k0 + %d < D ? k0 + %d : D;\n", w, w);
+        const char *setup = emit_fmt("const %s *restrict xr = %s + r * D, *restrict dr = %s + r * D;\n"
+                                     "const %s mu = mu_[r - r0], rstd = rstd_[r - r0];",
+                                     e->real, x, dy, e->real);
+        const char *dst[2], *ex[2];
+        int ns = 0;
+        if (wsum) {
+            dst[ns] = wsum;
+            ex[ns++] = "dr[k] * (xr[k] - mu) * rstd";
+        }
+        if (bsum) {
+            dst[ns] = bsum;
+            ex[ns++] = "dr[k]";
+        }
+        emit_column_sums(e, "                ", "r0", "r1", setup, ns, dst, ex);
+        P(e, "            }\n        }\n    }\n");
         return;
     }
     case IR_CAUSAL_MASK: {

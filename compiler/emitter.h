@@ -86,9 +86,6 @@ void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per);
 /* the same for a loop whose work (element operations) is the C
  * expression `work`, known only at run time */
 void emit_parallel_work(Emitter *e, const char *ind, int k, const char *work);
-/* The width of about 8 blocks of n outputs, in whole 16-float vectors:
- * the blocks the threads take of a sum's columns */
-int64_t emit_col_block(int64_t n);
 /* Dim i of s, the element count, the product of dims [a, b), the
  * row-major stride of dim i: constants, or `k * n` with the batch. */
 const char *emit_dim(Shape s, int i);
@@ -136,6 +133,11 @@ const char *emit_bcast_offset(Shape s, int nl, Shape l, int ll, const char *unit
 void emit_lanes_store(Emitter *e, const char *ind, const char *total, const char *store, const char *len,
                       const char *expr);
 void emit_lanes_sum(Emitter *e, const char *ind, const char *name, const char *len, const char *expr);
+/* Column sums of rows in blocks of columns (emit_loops.c): the block
+ * width, and the sums of one block [k0, k1) */
+int emit_sum_width(Emitter *e);
+void emit_column_sums(Emitter *e, const char *ind, const char *lo, const char *hi, const char *setup, int n,
+                      const char *const *dst, const char *const *expr);
 void emit_elementwise(Emitter *e, int t);
 void emit_reduce(Emitter *e, int t);
 

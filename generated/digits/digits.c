@@ -661,12 +661,21 @@ static void digits_backward_generic(digits *m)
     {
         const int64_t rows = (int64_t)n, K = 10;
         NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc2_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc2_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc2_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -691,12 +700,21 @@ static void digits_backward_generic(digits *m)
     {
         const int64_t rows = (int64_t)n, K = 128;
         NNC_PARALLEL_FOR_IF(1, (double)n * 128 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc1_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc1_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc1_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc1_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+                }
+            }
         }
     }
     }
@@ -783,12 +801,21 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     {
         const int64_t rows = (int64_t)n, K = 10;
         NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc2_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc2_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc2_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -813,12 +840,21 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     {
         const int64_t rows = (int64_t)n, K = 128;
         NNC_PARALLEL_FOR_IF(1, (double)n * 128 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc1_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc1_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc1_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc1_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+                }
+            }
         }
     }
     }
@@ -904,12 +940,21 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     {
         const int64_t rows = (int64_t)n, K = 10;
         NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc2_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc2_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc2_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -934,12 +979,21 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     {
         const int64_t rows = (int64_t)n, K = 128;
         NNC_PARALLEL_FOR_IF(1, (double)n * 128 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc1_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc1_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc1_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc1_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+                }
+            }
         }
     }
     }

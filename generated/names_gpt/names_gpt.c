@@ -3721,12 +3721,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 28;
         NNC_PARALLEL_FOR_IF(1, (double)n * 448 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_head_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_head_bias[k] += r_d_head[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_head_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_head[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_head_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_head_bias[k] += r_d_head[r * K + k];
+                }
+            }
         }
     }
     }
@@ -3798,13 +3807,28 @@ static void names_gpt_backward_generic(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_lnf_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_lnf_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_lnf_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_lnf_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -3816,12 +3840,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_proj_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_proj_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+                }
+            }
         }
     }
     }
@@ -3846,12 +3879,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
         NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 32) {
-            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_fc_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+                }
+            }
         }
     }
     }
@@ -3923,13 +3965,28 @@ static void names_gpt_backward_generic(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_1_ln2_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_1_ln2_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln2_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln2_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -3951,12 +4008,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_out_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_h_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_out_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4004,12 +4070,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_value_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_v[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_value_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4024,12 +4099,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_key_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_k[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_key_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4044,12 +4128,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_query_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_q[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_query_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4132,13 +4225,28 @@ static void names_gpt_backward_generic(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_1_ln1_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_1_ln1_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln1_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln1_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -4160,12 +4268,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_proj_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_proj_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4190,12 +4307,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
         NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 32) {
-            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_fc_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4267,13 +4393,28 @@ static void names_gpt_backward_generic(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_0_ln2_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_0_ln2_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln2_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln2_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -4295,12 +4436,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_out_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_h_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_out_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4348,12 +4498,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_value_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_v[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_value_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4368,12 +4527,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_key_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_k[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_key_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4388,12 +4556,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_query_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_q[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_query_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4476,13 +4653,28 @@ static void names_gpt_backward_generic(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_0_ln1_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_0_ln1_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln1_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln1_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -4504,12 +4696,21 @@ static void names_gpt_backward_generic(names_gpt *m)
     {
         const int64_t rows = (int64_t)n, K = 1024;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 128) {
-            const int64_t k1 = k0 + 128 < K ? k0 + 128 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_pos + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_pos[k] += r_d_add_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_pos[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_add_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_pos[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_pos[k] += r_d_add_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4712,12 +4913,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 28;
         NNC_PARALLEL_FOR_IF(1, (double)n * 448 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_head_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_head_bias[k] += r_d_head[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_head_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_head[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_head_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_head_bias[k] += r_d_head[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4789,13 +4999,28 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_lnf_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_lnf_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_lnf_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_lnf_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -4807,12 +5032,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_proj_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_proj_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4837,12 +5071,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
         NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 32) {
-            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_fc_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4914,13 +5157,28 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_1_ln2_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_1_ln2_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln2_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln2_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -4942,12 +5200,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_out_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_h_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_out_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -4995,12 +5262,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_value_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_v[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_value_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5015,12 +5291,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_key_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_k[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_key_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5035,12 +5320,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_query_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_q[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_query_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5123,13 +5417,28 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_1_ln1_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_1_ln1_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln1_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln1_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -5151,12 +5460,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_proj_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_proj_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5181,12 +5499,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
         NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 32) {
-            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_fc_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5258,13 +5585,28 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_0_ln2_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_0_ln2_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln2_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln2_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -5286,12 +5628,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_out_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_h_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_out_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5339,12 +5690,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_value_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_v[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_value_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5359,12 +5719,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_key_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_k[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_key_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5379,12 +5748,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_query_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_q[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_query_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5467,13 +5845,28 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_0_ln1_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_0_ln1_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln1_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln1_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -5495,12 +5888,21 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     {
         const int64_t rows = (int64_t)n, K = 1024;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 128) {
-            const int64_t k1 = k0 + 128 < K ? k0 + 128 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_pos + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_pos[k] += r_d_add_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_pos[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_add_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_pos[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_pos[k] += r_d_add_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5702,12 +6104,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 28;
         NNC_PARALLEL_FOR_IF(1, (double)n * 448 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_head_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_head_bias[k] += r_d_head[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_head_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_head[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_head_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_head_bias[k] += r_d_head[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5779,13 +6190,28 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_lnf_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_lnf_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_lnf_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_lnf_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1 + r * D, *restrict dr = d_lnf + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_lnf_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -5797,12 +6223,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_proj_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_proj_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5827,12 +6262,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
         NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 32) {
-            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_fc_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5904,13 +6348,28 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_1_ln2_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_1_ln2_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln2_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln2_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_1_h + r * D, *restrict dr = d_blocks_1_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln2_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -5932,12 +6391,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_out_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_h_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_out_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -5985,12 +6453,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_value_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_v[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_value_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_v[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6005,12 +6482,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_key_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_k[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_key_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_k[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6025,12 +6511,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_1_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_1_attn_query_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_1_attn_q[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_1_attn_query_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_q[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6113,13 +6608,28 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_1_ln1_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_1_ln1_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln1_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_1_ln1_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0 + r * D, *restrict dr = d_blocks_1_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_1_ln1_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -6141,12 +6651,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_proj_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_proj_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_proj_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6171,12 +6690,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
         NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 32) {
-            const int64_t k1 = k0 + 32 < K ? k0 + 32 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_fc_add[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6248,13 +6776,28 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_0_ln2_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_0_ln2_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln2_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln2_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = blocks_0_h + r * D, *restrict dr = d_blocks_0_ln2 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln2_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -6276,12 +6819,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_out_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_out_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_h_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_out_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6329,12 +6881,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_value_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_value_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_v[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_value_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_v[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6349,12 +6910,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_key_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_key_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_k[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_key_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_k[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6369,12 +6939,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_blocks_0_attn_query_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_blocks_0_attn_query_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_blocks_0_attn_q[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_blocks_0_attn_query_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_q[r * K + k];
+                }
+            }
         }
     }
     }
@@ -6457,13 +7036,28 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
                 rstd_[r - r0] = rstd;
             }
             NNC_PARALLEL_FOR_IF(1, (double)((r1 - r0) * D * 3) >= 32768)
-            for (int64_t k0 = 0; k0 < D; k0 += 16) {
-                const int64_t k1 = k0 + 16 < D ? k0 + 16 : D;
-                for (int64_t r = r0; r < r1; r++) {
-                    const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
-                    const float mu = mu_[r - r0], rstd = rstd_[r - r0];
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
-                    for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+            for (int64_t k0 = 0; k0 < D; k0 += 64) {
+                const int64_t k1 = k0 + 64 < D ? k0 + 64 : D;
+                if (k1 - k0 == 64) {
+                    float s0_[64];
+                    for (int64_t k = 0; k < 64; k++) s0_[k] = d_blocks_0_ln1_weight[k0 + k];
+                    float s1_[64];
+                    for (int64_t k = 0; k < 64; k++) s1_[k] = d_blocks_0_ln1_bias[k0 + k];
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k0 + 64; k++) s1_[k - k0] += dr[k];
+                    }
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln1_weight[k0 + k] = s0_[k];
+                    for (int64_t k = 0; k < 64; k++) d_blocks_0_ln1_bias[k0 + k] = s1_[k];
+                } else {
+                    for (int64_t r = r0; r < r1; r++) {
+                        const float *restrict xr = add + r * D, *restrict dr = d_blocks_0_ln1_4 + r * D;
+                        const float mu = mu_[r - r0], rstd = rstd_[r - r0];
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+                        for (int64_t k = k0; k < k1; k++) d_blocks_0_ln1_bias[k] += dr[k];
+                    }
                 }
             }
         }
@@ -6485,12 +7079,21 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     {
         const int64_t rows = (int64_t)n, K = 1024;
         NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 128) {
-            const int64_t k1 = k0 + 128 < K ? k0 + 128 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_pos + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_pos[k] += r_d_add_2[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_pos[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_add_2[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_pos[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_pos[k] += r_d_add_2[r * K + k];
+                }
+            }
         }
     }
     }

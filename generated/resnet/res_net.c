@@ -7106,12 +7106,21 @@ static void res_net_backward_generic(res_net *m)
     {
         const int64_t rows = (int64_t)n, K = 10;
         NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc_bias[k] += r_d_fc[r * K + k];
+                }
+            }
         }
     }
     }
@@ -8244,12 +8253,21 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     {
         const int64_t rows = (int64_t)n, K = 10;
         NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc_bias[k] += r_d_fc[r * K + k];
+                }
+            }
         }
     }
     }
@@ -9381,12 +9399,21 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     {
         const int64_t rows = (int64_t)n, K = 10;
         NNC_PARALLEL_FOR_IF(1, (double)n * 10 >= 32768)
-        for (int64_t k0 = 0; k0 < K; k0 += 16) {
-            const int64_t k1 = k0 + 16 < K ? k0 + 16 : K;
+        for (int64_t k0 = 0; k0 < K; k0 += 64) {
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
             memset(r_d_fc_bias + k0, 0, sizeof(float) * (size_t)(k1 - k0));
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t k = k0; k < k1; k++)
-                    r_d_fc_bias[k] += r_d_fc[r * K + k];
+            if (k1 - k0 == 64) {
+                float s0_[64];
+                for (int64_t k = 0; k < 64; k++) s0_[k] = r_d_fc_bias[k0 + k];
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k0 + 64; k++) s0_[k - k0] += r_d_fc[r * K + k];
+                }
+                for (int64_t k = 0; k < 64; k++) r_d_fc_bias[k0 + k] = s0_[k];
+            } else {
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t k = k0; k < k1; k++) r_d_fc_bias[k] += r_d_fc[r * K + k];
+                }
+            }
         }
     }
     }
