@@ -279,17 +279,7 @@ static void softmax_rows(Emitter *e, int t)
     P(e, "        %s *restrict yr = %s + r * %lld;\n", e->real, y, (long long)L);
     if (n->op == IR_SOFTMAX) {
         P(e, "        const %s *restrict xr = %s + r * %lld;\n", e->real, emit_ref(e, n->in[0]), (long long)L);
-        P(e, "        %s mx;\n        {\n            %s l_[16];\n", e->real, e->real);
-        P(e, "            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;\n            int64_t k0_ = 0;\n");
-        P(e, "            for (; k0_ + 16 <= len; k0_ += 16)\n");
-        P(e,
-          "                for (int j = 0; j < 16; j++) { const %s v = %sxr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; "
-          "}\n",
-          e->real, a);
-        P(e, "            mx = -INFINITY;\n");
-        P(e, "            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n",
-          e->real, a);
-        P(e, "            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;\n        }\n");
+        emit_lanes_max(e, "        ", "mx", "len", emit_fmt("%sxr[k]", a));
         P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", emit_exp_fn(e), a);
         emit_lanes_sum(e, "        ", "sum", "len", "yr[k]");
         P(e, "        const %s inv = %s / sum;\n", e->real, emit_lit(e, 1));
@@ -477,8 +467,8 @@ void emit_loss(Emitter *e, int t)
             P(e, "        double total = 0;\n");
             P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
             P(e, "            const int32_t c = %s[r];\n            if (c < 0 || c >= C) continue;\n", lab);
-            P(e, "            const %s *row = %s + r * C;\n            %s mx = row[0];\n", e->real, x, e->real);
-            P(e, "            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
+            P(e, "            const %s *row = %s + r * C;\n", e->real, x);
+            emit_lanes_max(e, "            ", "mx", "C", "row[k]");
             emit_lanes_sum(e, "            ", "sum", "C", emit_fmt("%s(row[k] - mx)", emit_exp_fn(e)));
             P(e, "            total += log((double)sum) + (double)mx - (double)row[c];\n        }\n");
             if (glob)
@@ -498,10 +488,7 @@ void emit_loss(Emitter *e, int t)
               "r * C;\n",
               lab, e->real, x, e->real, y);
             P(e, "            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", e->real);
-            P(e,
-              "            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = "
-              "row[k];\n",
-              e->real);
+            emit_lanes_max(e, "            ", "mx", "C", "row[k]");
             P(e, "            for (int64_t k = 0; k < C; k++) d[k] = %s(row[k] - mx);\n", emit_exp_fn(e));
             emit_lanes_sum(e, "            ", "sum", "C", "d[k]");
             P(e, "            const %s inv = scale / sum;\n", e->real);

@@ -133,6 +133,7 @@ const char *emit_bcast_offset(Shape s, int nl, Shape l, int ll, const char *unit
 void emit_lanes_store(Emitter *e, const char *ind, const char *total, const char *store, const char *len,
                       const char *expr);
 void emit_lanes_sum(Emitter *e, const char *ind, const char *name, const char *len, const char *expr);
+void emit_lanes_max(Emitter *e, const char *ind, const char *name, const char *len, const char *expr);
 /* Column sums of rows in blocks of columns (emit_loops.c): the block
  * width, and the sums of one block [k0, k1) */
 int emit_sum_width(Emitter *e);

@@ -356,8 +356,23 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc2 + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -453,8 +468,23 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc2 + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -549,8 +579,23 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc2 + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -635,8 +680,23 @@ static void digits_backward_generic(digits *m)
             const float *row = fc2 + r * C;
             float *d = d_fc2 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -775,8 +835,23 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
             const float *row = fc2 + r * C;
             float *d = d_fc2 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -914,8 +989,23 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
             const float *row = fc2 + r * C;
             float *d = d_fc2 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -1050,8 +1140,23 @@ static void digits_eval_generic(digits *m, int n, const float (*x)[64], const in
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc2 + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -1123,8 +1228,23 @@ static NNC_TARGET_AVX512 void digits_eval_avx512(digits *m, int n, const float (
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc2 + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -1195,8 +1315,23 @@ static NNC_TARGET_AVX2 void digits_eval_avx2(digits *m, int n, const float (*x)[
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc2 + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};

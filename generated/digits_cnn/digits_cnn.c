@@ -799,8 +799,23 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -1085,8 +1100,23 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -1370,8 +1400,23 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -1492,8 +1537,23 @@ static void digits_cnn_backward_generic(digits_cnn *m)
             const float *row = fc + r * C;
             float *d = d_fc + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -1736,8 +1796,23 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
             const float *row = fc + r * C;
             float *d = d_fc + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -1979,8 +2054,23 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
             const float *row = fc + r * C;
             float *d = d_fc + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -2195,8 +2285,23 @@ static void digits_cnn_eval_generic(digits_cnn *m, int n, const float (*x)[1][8]
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -2270,8 +2375,23 @@ static NNC_TARGET_AVX512 void digits_cnn_eval_avx512(digits_cnn *m, int n, const
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -2344,8 +2464,23 @@ static NNC_TARGET_AVX2 void digits_cnn_eval_avx2(digits_cnn *m, int n, const flo
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};

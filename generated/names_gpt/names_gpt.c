@@ -2338,8 +2338,23 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
             const int32_t c = next_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = head + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -2920,8 +2935,23 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
             const int32_t c = next_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = head + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -3501,8 +3531,23 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
             const int32_t c = next_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = head + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -3695,8 +3740,23 @@ static void names_gpt_backward_generic(names_gpt *m)
             const float *row = head + r * C;
             float *d = d_head + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -4887,8 +4947,23 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             const float *row = head + r * C;
             float *d = d_head + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -6078,8 +6153,23 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             const float *row = head + r * C;
             float *d = d_head + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -7157,8 +7247,23 @@ static void names_gpt_eval_generic(names_gpt *m, int n, const int32_t (*ids)[16]
             const int32_t c = next_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = head + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -7214,8 +7319,23 @@ static NNC_TARGET_AVX512 void names_gpt_eval_avx512(names_gpt *m, int n, const i
             const int32_t c = next_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = head + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -7270,8 +7390,23 @@ static NNC_TARGET_AVX2 void names_gpt_eval_avx2(names_gpt *m, int n, const int32
             const int32_t c = next_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = head + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};

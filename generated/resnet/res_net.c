@@ -3873,8 +3873,23 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -5306,8 +5321,23 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -6738,8 +6768,23 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -7080,8 +7125,23 @@ static void res_net_backward_generic(res_net *m)
             const float *row = fc + r * C;
             float *d = d_fc + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -8227,8 +8287,23 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
             const float *row = fc + r * C;
             float *d = d_fc + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -9373,8 +9448,23 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
             const float *row = fc + r * C;
             float *d = d_fc + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
             float sum;
             {
@@ -10337,8 +10427,23 @@ static void res_net_eval_generic(res_net *m, int n, const float (*x)[3][32][32],
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -10412,8 +10517,23 @@ static NNC_TARGET_AVX512 void res_net_eval_avx512(res_net *m, int n, const float
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
@@ -10486,8 +10606,23 @@ static NNC_TARGET_AVX2 void res_net_eval_avx2(res_net *m, int n, const float (*x
             const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
             const float *row = fc + r * C;
-            float mx = row[0];
-            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float mx;
+            {
+                float l_[16];
+                for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) {
+                        const float v = row[k];
+                        l_[k - k0_] = v > l_[k - k0_] ? v : l_[k - k0_];
+                    }
+                mx = -INFINITY;
+                for (int64_t k = k0_; k < C; k++) {
+                    const float v = row[k];
+                    mx = v > mx ? v : mx;
+                }
+                for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+            }
             float sum;
             {
                 float l_[16] = {0};
