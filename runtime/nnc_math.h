@@ -28,93 +28,30 @@ static inline float nnc_fmaf(float a, float b, float c) { return fmaf(a, b, c); 
 static inline float nnc_fmaf(float a, float b, float c) { return a * b + c; }
 #endif
 
-/* tanh for floats: Eigen's rational approximation (max abs error about
- * 4e-7), clamped where it saturates.  Double-precision code calls libm's
- * tanh instead. */
-static inline float nnc_tanh_float(float x)
-{
-    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;
-    const float x2 = x * x;
-    float p = nnc_fmaf(x2, -2.76076847742355e-16f, 2.00018790482477e-13f);
-    p = nnc_fmaf(x2, p, -8.60467152213735e-11f);
-    p = nnc_fmaf(x2, p, 5.12229709037114e-08f);
-    p = nnc_fmaf(x2, p, 1.48572235717979e-05f);
-    p = nnc_fmaf(x2, p, 6.37261928875436e-04f);
-    p = nnc_fmaf(x2, p, 4.89352455891786e-03f);
-    p = x * p;
-    float q = nnc_fmaf(x2, 1.19825839466702e-06f, 1.18534705686654e-04f);
-    q = nnc_fmaf(x2, q, 2.26843463243900e-03f);
-    q = nnc_fmaf(x2, q, 4.89352518554385e-03f);
-    return p / q;
-}
-
-/* exp for the arguments softmax and cross-entropy give it (<= 0): Cephes'
- * expf, 2^n p(r) with r = x - n ln 2, about 1 ulp.  The rounding uses the
- * 1.5 * 2^23 trick and 2^n is built in the exponent bits.  Below -87
- * (where expf nears the subnormals) it gives 0, as for exp(-inf); NaN
- * stays NaN; above 88 it is not meant to be called. */
-static inline float nnc_exp_float(float x)
-{
-    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f; /* NaN: -87, no undefined cast */
-    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;
-    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;
-    float p = nnc_fmaf(1.9875691500e-4f, r, 1.3981999507e-3f);
-    p = nnc_fmaf(p, r, 8.3334519073e-3f);
-    p = nnc_fmaf(p, r, 4.1665795894e-2f);
-    p = nnc_fmaf(p, r, 1.6666665459e-1f);
-    p = nnc_fmaf(p, r, 5.0000001201e-1f);
-    p = nnc_fmaf(p, r2, r) + 1.0f;
-    const int32_t e = ((int32_t)fn + 127) << 23;
-    float s;
-    memcpy(&s, &e, sizeof s);
-    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x; /* NaN stays NaN */
-}
-
-/* The derivative of GELU's tanh form (gelu_tanh), 0.5 x (1 + tanh(k (x +
- * 0.044715 x³))), k = sqrt(2 / pi).  The constants are the ones the
- * forward pass uses, so that forward and backward agree to the digit. */
-static inline float nnc_dgelu_tanh_float(float x)
-{
-    const float k = 0.797884561f, u = k * (x + 0.044715f * x * x * x), t = nnc_tanh_float(u);
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 0.134145f * x * x);
-}
+/* The float functions built on multiply-adds (nnc_math_float.h): as they
+ * are, and as name_fma with fused multiply-adds for the AVX2 and AVX-512
+ * passes.  __builtin_fmaf is an FMA instruction in a function compiled
+ * for a target that has one (gcc and clang), and a call of fmaf
+ * elsewhere: the _fma functions round alike wherever they run. */
+#define NNC_MF(name) name
+#define NNC_FMA(a, b, c) nnc_fmaf(a, b, c)
+#include "nnc_math_float.h"
+#undef NNC_MF
+#undef NNC_FMA
+#define NNC_MF(name) name##_fma
+#if defined(__GNUC__)
+#define NNC_FMA(a, b, c) __builtin_fmaf(a, b, c)
+#else
+#define NNC_FMA(a, b, c) fmaf(a, b, c)
+#endif
+#include "nnc_math_float.h"
+#undef NNC_MF
+#undef NNC_FMA
 
 static inline double nnc_dgelu_tanh_double(double x)
 {
     const double k = 0.797884561, u = k * (x + 0.044715 * x * x * x), t = tanh(u);
     return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 0.134145 * x * x);
-}
-
-/* Φ(x), the standard normal CDF, for floats: 0.5 erfc(|x| / sqrt 2) on
- * the left, 1 minus it on the right.  erfc(z) = t exp(g(t) - z²) with t =
- * 1 / (1 + z / 2) and g a degree-9 polynomial in t, a least-squares fit on
- * Chebyshev nodes of (0, 1] (relative error of erfc about 1.3e-7 for every
- * z >= 0, so GELU's left tail keeps its relative accuracy, where 0.5 +
- * 0.5 erf(x) would cancel).  No branch on the data, no libm call: the
- * loops around it vectorize.  NaN gives NaN. */
-static inline float nnc_normcdf_float(float x)
-{
-    const float z = fabsf(x) * 0.707106781f, t = 1.0f / (1.0f + 0.5f * z);
-    float g = nnc_fmaf(t, 0.17162308f, -0.82571827f);
-    g = nnc_fmaf(t, g, 1.49565314f);
-    g = nnc_fmaf(t, g, -1.14301756f);
-    g = nnc_fmaf(t, g, 0.28395302f);
-    g = nnc_fmaf(t, g, -0.18828899f);
-    g = nnc_fmaf(t, g, 0.09724704f);
-    g = nnc_fmaf(t, g, 0.37403389f);
-    g = nnc_fmaf(t, g, 1.00002700f);
-    g = nnc_fmaf(t, g, -1.26551228f);
-    const float h = 0.5f * t * nnc_exp_float(g - z * z); /* 0.5 erfc(z) */
-    return x >= 0.0f ? 1.0f - h : h;
-}
-
-/* GELU, x Φ(x), PyTorch's default (erf) form, and its derivative
- * Φ(x) + x φ(x), φ the normal density. */
-static inline float nnc_gelu_float(float x) { return x * nnc_normcdf_float(x); }
-
-static inline float nnc_dgelu_float(float x)
-{
-    return nnc_normcdf_float(x) + x * 0.398942280f * nnc_exp_float(-0.5f * x * x);
 }
 
 static inline double nnc_gelu_double(double x) { return x * 0.5 * erfc(-x * 0.70710678118654752440); }
@@ -124,25 +61,7 @@ static inline double nnc_dgelu_double(double x)
     return 0.5 * erfc(-x * 0.70710678118654752440) + x * 0.39894228040143267794 * exp(-0.5 * x * x);
 }
 
-/* sigmoid for floats, 1 / (1 + e^-x), with the exp above: e = e^-|x|
- * (<= 1, its range), then 1 / (1 + e) from 0 up and e / (1 + e) below.
- * libm's expf is a call a value, which no loop around it vectorizes: an
- * LSTM's gates at batch 16 spent 13 us on each [16, 256] sigmoid.  Below
- * -87 it gives 0 (the true value is subnormal); NaN stays NaN. */
-static inline float nnc_sigmoid_float(float x)
-{
-    const float e = nnc_exp_float(-fabsf(x)), s = 1.0f / (1.0f + e);
-    return x >= 0.0f ? s : e * s;
-}
-
 static inline double nnc_sigmoid_double(double x) { return 1.0 / (1.0 + exp(-x)); }
-
-/* The derivative of SiLU, x sigmoid(x): s (1 + x (1 - s)). */
-static inline float nnc_dsilu_float(float x)
-{
-    const float s = nnc_sigmoid_float(x);
-    return s * (1.0f + x * (1.0f - s));
-}
 
 static inline double nnc_dsilu_double(double x)
 {

@@ -490,9 +490,9 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -601,9 +601,9 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -852,7 +852,7 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
                 }
                 for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
             }
-            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float_fma(row[k] - mx);
             float sum;
             {
                 float l_[16] = {0};
@@ -1006,7 +1006,7 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
                 }
                 for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
             }
-            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float_fma(row[k] - mx);
             float sum;
             {
                 float l_[16] = {0};
@@ -1250,9 +1250,9 @@ static NNC_TARGET_AVX512 void digits_eval_avx512(digits *m, int n, const float (
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -1337,9 +1337,9 @@ static NNC_TARGET_AVX2 void digits_eval_avx2(digits *m, int n, const float (*x)[
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }

@@ -1122,9 +1122,9 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -1422,9 +1422,9 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -1813,7 +1813,7 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
                 }
                 for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
             }
-            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float_fma(row[k] - mx);
             float sum;
             {
                 float l_[16] = {0};
@@ -2071,7 +2071,7 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
                 }
                 for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
             }
-            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float_fma(row[k] - mx);
             float sum;
             {
                 float l_[16] = {0};
@@ -2397,9 +2397,9 @@ static NNC_TARGET_AVX512 void digits_cnn_eval_avx512(digits_cnn *m, int n, const
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -2486,9 +2486,9 @@ static NNC_TARGET_AVX2 void digits_cnn_eval_avx2(digits_cnn *m, int n, const flo
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }

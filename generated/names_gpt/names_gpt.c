@@ -972,7 +972,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_0_fc[i] = nnc_gelu_float((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
+        r_blocks_0_fc[i] = nnc_gelu_float_fma((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -1155,7 +1155,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_1_fc[i] = nnc_gelu_float((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
+        r_blocks_1_fc[i] = nnc_gelu_float_fma((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -1503,7 +1503,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_0_fc[i] = nnc_gelu_float((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
+        r_blocks_0_fc[i] = nnc_gelu_float_fma((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -1686,7 +1686,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_1_fc[i] = nnc_gelu_float((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
+        r_blocks_1_fc[i] = nnc_gelu_float_fma((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -2665,7 +2665,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
         r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        r_blocks_0_fc[i] = nnc_gelu_float(v_blocks_0_fc_add);
+        r_blocks_0_fc[i] = nnc_gelu_float_fma(v_blocks_0_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -2851,7 +2851,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
         r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        r_blocks_1_fc[i] = nnc_gelu_float(v_blocks_1_fc_add);
+        r_blocks_1_fc[i] = nnc_gelu_float_fma(v_blocks_1_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -2957,9 +2957,9 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -3261,7 +3261,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
         r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        r_blocks_0_fc[i] = nnc_gelu_float(v_blocks_0_fc_add);
+        r_blocks_0_fc[i] = nnc_gelu_float_fma(v_blocks_0_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -3447,7 +3447,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
         r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        r_blocks_1_fc[i] = nnc_gelu_float(v_blocks_1_fc_add);
+        r_blocks_1_fc[i] = nnc_gelu_float_fma(v_blocks_1_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -3553,9 +3553,9 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -4964,7 +4964,7 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
                 }
                 for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
             }
-            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float_fma(row[k] - mx);
             float sum;
             {
                 float l_[16] = {0};
@@ -5136,7 +5136,7 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        r_d_blocks_1_fc_add[i] = r_d_blocks_1_fc[i] * (nnc_dgelu_float(r_blocks_1_fc_add[i]));
+        r_d_blocks_1_fc_add[i] = r_d_blocks_1_fc[i] * (nnc_dgelu_float_fma(r_blocks_1_fc_add[i]));
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -5564,7 +5564,7 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        r_d_blocks_0_fc_add[i] = r_d_blocks_0_fc[i] * (nnc_dgelu_float(r_blocks_0_fc_add[i]));
+        r_d_blocks_0_fc_add[i] = r_d_blocks_0_fc[i] * (nnc_dgelu_float_fma(r_blocks_0_fc_add[i]));
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -6170,7 +6170,7 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
                 }
                 for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
             }
-            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float_fma(row[k] - mx);
             float sum;
             {
                 float l_[16] = {0};
@@ -6342,7 +6342,7 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        r_d_blocks_1_fc_add[i] = r_d_blocks_1_fc[i] * (nnc_dgelu_float(r_blocks_1_fc_add[i]));
+        r_d_blocks_1_fc_add[i] = r_d_blocks_1_fc[i] * (nnc_dgelu_float_fma(r_blocks_1_fc_add[i]));
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -6770,7 +6770,7 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        r_d_blocks_0_fc_add[i] = r_d_blocks_0_fc[i] * (nnc_dgelu_float(r_blocks_0_fc_add[i]));
+        r_d_blocks_0_fc_add[i] = r_d_blocks_0_fc[i] * (nnc_dgelu_float_fma(r_blocks_0_fc_add[i]));
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -7341,9 +7341,9 @@ static NNC_TARGET_AVX512 void names_gpt_eval_avx512(names_gpt *m, int n, const i
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -7412,9 +7412,9 @@ static NNC_TARGET_AVX2 void names_gpt_eval_avx2(names_gpt *m, int n, const int32
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }

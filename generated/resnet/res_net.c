@@ -5343,9 +5343,9 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -6790,9 +6790,9 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -8304,7 +8304,7 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
                 }
                 for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
             }
-            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float_fma(row[k] - mx);
             float sum;
             {
                 float l_[16] = {0};
@@ -9465,7 +9465,7 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
                 }
                 for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
             }
-            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float_fma(row[k] - mx);
             float sum;
             {
                 float l_[16] = {0};
@@ -10539,9 +10539,9 @@ static NNC_TARGET_AVX512 void res_net_eval_avx512(res_net *m, int n, const float
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }
@@ -10628,9 +10628,9 @@ static NNC_TARGET_AVX2 void res_net_eval_avx2(res_net *m, int n, const float (*x
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= C; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float_fma(row[k] - mx);
                 float s_ = 0;
-                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float_fma(row[k] - mx);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sum = s_;
             }

@@ -44,16 +44,33 @@
  *                    ulp; softplus at the threshold exactly on the log1p
  *                    side, past it x and 1 (PyTorch's rule); NaN stays NaN.
  *
- * CMake builds it twice: plainly, and at -O3 -march=native, where
+ * CMake builds it three times: plainly; at -O3 -march=native, where
  * FP_FAST_FMAF makes nnc_fmaf a fused multiply-add (a different rounding
- * of the same polynomials).
+ * of the same polynomials), and where each function must give the same
+ * bits as its `_fma` twin (nnc_math_float.h) over [-100, 100] and at
+ * the edges (check_twins); and plainly with NNC_TEST_FMA_TWINS, which
+ * runs every check above on the twins that the AVX2 and AVX-512 passes
+ * call (there __builtin_fmaf is a call of fmaf, which rounds as the
+ * instruction does).
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "nnc_math.h"
+
+#ifdef NNC_TEST_FMA_TWINS
+#define nnc_tanh_float nnc_tanh_float_fma
+#define nnc_exp_float nnc_exp_float_fma
+#define nnc_dgelu_tanh_float nnc_dgelu_tanh_float_fma
+#define nnc_normcdf_float nnc_normcdf_float_fma
+#define nnc_gelu_float nnc_gelu_float_fma
+#define nnc_dgelu_float nnc_dgelu_float_fma
+#define nnc_sigmoid_float nnc_sigmoid_float_fma
+#define nnc_dsilu_float nnc_dsilu_float_fma
+#endif
 
 /* the float after x */
 static float up(float x) { return nextafterf(x, INFINITY); }
@@ -295,9 +312,46 @@ static void check_to_i32(void)
     printf("to_i32: ok\n");
 }
 
+#if defined(FP_FAST_FMAF) && !defined(NNC_TEST_FMA_TWINS)
+/* With FMA on the command line, nnc_fmaf is fmaf: each function and its
+ * _fma twin are the same operations, so the same bits */
+static void check_twins(void)
+{
+    typedef float fn(float);
+    static const struct {
+        const char *name;
+        fn *plain, *twin;
+    } f[] = {
+        {"tanh", nnc_tanh_float, nnc_tanh_float_fma},
+        {"exp", nnc_exp_float, nnc_exp_float_fma},
+        {"dgelu_tanh", nnc_dgelu_tanh_float, nnc_dgelu_tanh_float_fma},
+        {"normcdf", nnc_normcdf_float, nnc_normcdf_float_fma},
+        {"gelu", nnc_gelu_float, nnc_gelu_float_fma},
+        {"dgelu", nnc_dgelu_float, nnc_dgelu_float_fma},
+        {"sigmoid", nnc_sigmoid_float, nnc_sigmoid_float_fma},
+        {"dsilu", nnc_dsilu_float, nnc_dsilu_float_fma},
+    };
+    static const float edge[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f, 88.0f, -87.0f, -87.5f};
+    for (size_t k = 0; k < sizeof f / sizeof *f; k++) {
+        long differ = 0;
+        for (float x = -100.0f; x <= 100.0f; x += 0.0009765625f) {
+            const float a = f[k].plain(x), b = f[k].twin(x);
+            differ += memcmp(&a, &b, sizeof a) != 0;
+        }
+        for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {
+            const float a = f[k].plain(edge[i]), b = f[k].twin(edge[i]);
+            differ += memcmp(&a, &b, sizeof a) != 0;
+        }
+        CHECKF(differ == 0, "nnc_%s_float and its _fma twin differ at %ld points", f[k].name, differ);
+    }
+}
+#endif
+
 int main(void)
 {
-#ifdef FP_FAST_FMAF
+#ifdef NNC_TEST_FMA_TWINS
+    printf("the _fma twins: fused multiply-adds\n");
+#elif defined(FP_FAST_FMAF)
     printf("nnc_fmaf: fused multiply-add\n");
 #else
     printf("nnc_fmaf: multiply, then add\n");
@@ -311,5 +365,8 @@ int main(void)
     check_hard();
     check_softplus_mish();
     check_to_i32();
+#if defined(FP_FAST_FMAF) && !defined(NNC_TEST_FMA_TWINS)
+    check_twins();
+#endif
     return check_summary("test_math");
 }

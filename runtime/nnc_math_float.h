@@ -1,0 +1,113 @@
+/* nnc_math_float.h — the float functions of nnc_math.h whose polynomials
+ * are chains of multiply-adds: tanh, exp, Φ and GELU, sigmoid, and the
+ * derivatives built on them.  No include guard: nnc_math.h includes this
+ * file twice, with NNC_MF(name) the name as it is and NNC_FMA(a, b, c)
+ * nnc_fmaf (a multiply and an add, or fmaf where the target has FMA), then
+ * with NNC_MF(name) name##_fma and NNC_FMA a fused multiply-add: the
+ * functions the AVX2 and AVX-512 passes of generated code call (emit_fn.c
+ * isa_variants), which gcc compiles to FMA instructions inside those
+ * passes.  Each pass then rounds as its target best can; the plain and
+ * the _fma functions differ in the last bits, and both are measured by
+ * tests/runtime/test_math.c.
+ */
+
+/* tanh for floats: Eigen's rational approximation (max abs error about
+ * 4e-7), clamped where it saturates.  Double-precision code calls libm's
+ * tanh instead. */
+static inline float NNC_MF(nnc_tanh_float)(float x)
+{
+    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;
+    const float x2 = x * x;
+    float p = NNC_FMA(x2, -2.76076847742355e-16f, 2.00018790482477e-13f);
+    p = NNC_FMA(x2, p, -8.60467152213735e-11f);
+    p = NNC_FMA(x2, p, 5.12229709037114e-08f);
+    p = NNC_FMA(x2, p, 1.48572235717979e-05f);
+    p = NNC_FMA(x2, p, 6.37261928875436e-04f);
+    p = NNC_FMA(x2, p, 4.89352455891786e-03f);
+    p = x * p;
+    float q = NNC_FMA(x2, 1.19825839466702e-06f, 1.18534705686654e-04f);
+    q = NNC_FMA(x2, q, 2.26843463243900e-03f);
+    q = NNC_FMA(x2, q, 4.89352518554385e-03f);
+    return p / q;
+}
+
+/* exp for the arguments softmax and cross-entropy give it (<= 0): Cephes'
+ * expf, 2^n p(r) with r = x - n ln 2, about 1 ulp.  The rounding uses the
+ * 1.5 * 2^23 trick and 2^n is built in the exponent bits.  Below -87
+ * (where expf nears the subnormals) it gives 0, as for exp(-inf); NaN
+ * stays NaN; above 88 it is not meant to be called. */
+static inline float NNC_MF(nnc_exp_float)(float x)
+{
+    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f; /* NaN: -87, no undefined cast */
+    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;
+    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;
+    float p = NNC_FMA(1.9875691500e-4f, r, 1.3981999507e-3f);
+    p = NNC_FMA(p, r, 8.3334519073e-3f);
+    p = NNC_FMA(p, r, 4.1665795894e-2f);
+    p = NNC_FMA(p, r, 1.6666665459e-1f);
+    p = NNC_FMA(p, r, 5.0000001201e-1f);
+    p = NNC_FMA(p, r2, r) + 1.0f;
+    const int32_t e = ((int32_t)fn + 127) << 23;
+    float s;
+    memcpy(&s, &e, sizeof s);
+    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x; /* NaN stays NaN */
+}
+
+/* The derivative of GELU's tanh form (gelu_tanh), 0.5 x (1 + tanh(k (x +
+ * 0.044715 x³))), k = sqrt(2 / pi).  The constants are the ones the
+ * forward pass uses, so that forward and backward agree to the digit. */
+static inline float NNC_MF(nnc_dgelu_tanh_float)(float x)
+{
+    const float k = 0.797884561f, u = k * (x + 0.044715f * x * x * x), t = NNC_MF(nnc_tanh_float)(u);
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 0.134145f * x * x);
+}
+
+/* Φ(x), the standard normal CDF, for floats: 0.5 erfc(|x| / sqrt 2) on
+ * the left, 1 minus it on the right.  erfc(z) = t exp(g(t) - z²) with t =
+ * 1 / (1 + z / 2) and g a degree-9 polynomial in t, a least-squares fit on
+ * Chebyshev nodes of (0, 1] (relative error of erfc about 1.3e-7 for every
+ * z >= 0, so GELU's left tail keeps its relative accuracy, where 0.5 +
+ * 0.5 erf(x) would cancel).  No branch on the data, no libm call: the
+ * loops around it vectorize.  NaN gives NaN. */
+static inline float NNC_MF(nnc_normcdf_float)(float x)
+{
+    const float z = fabsf(x) * 0.707106781f, t = 1.0f / (1.0f + 0.5f * z);
+    float g = NNC_FMA(t, 0.17162308f, -0.82571827f);
+    g = NNC_FMA(t, g, 1.49565314f);
+    g = NNC_FMA(t, g, -1.14301756f);
+    g = NNC_FMA(t, g, 0.28395302f);
+    g = NNC_FMA(t, g, -0.18828899f);
+    g = NNC_FMA(t, g, 0.09724704f);
+    g = NNC_FMA(t, g, 0.37403389f);
+    g = NNC_FMA(t, g, 1.00002700f);
+    g = NNC_FMA(t, g, -1.26551228f);
+    const float h = 0.5f * t * NNC_MF(nnc_exp_float)(g - z * z); /* 0.5 erfc(z) */
+    return x >= 0.0f ? 1.0f - h : h;
+}
+
+/* GELU, x Φ(x), PyTorch's default (erf) form, and its derivative
+ * Φ(x) + x φ(x), φ the normal density. */
+static inline float NNC_MF(nnc_gelu_float)(float x) { return x * NNC_MF(nnc_normcdf_float)(x); }
+
+static inline float NNC_MF(nnc_dgelu_float)(float x)
+{
+    return NNC_MF(nnc_normcdf_float)(x) + x * 0.398942280f * NNC_MF(nnc_exp_float)(-0.5f * x * x);
+}
+
+/* sigmoid for floats, 1 / (1 + e^-x), with the exp above: e = e^-|x|
+ * (<= 1, its range), then 1 / (1 + e) from 0 up and e / (1 + e) below.
+ * libm's expf is a call a value, which no loop around it vectorizes: an
+ * LSTM's gates at batch 16 spent 13 us on each [16, 256] sigmoid.  Below
+ * -87 it gives 0 (the true value is subnormal); NaN stays NaN. */
+static inline float NNC_MF(nnc_sigmoid_float)(float x)
+{
+    const float e = NNC_MF(nnc_exp_float)(-fabsf(x)), s = 1.0f / (1.0f + e);
+    return x >= 0.0f ? s : e * s;
+}
+
+/* The derivative of SiLU, x sigmoid(x): s (1 + x (1 - s)). */
+static inline float NNC_MF(nnc_dsilu_float)(float x)
+{
+    const float s = NNC_MF(nnc_sigmoid_float)(x);
+    return s * (1.0f + x * (1.0f - s));
+}
