@@ -352,6 +352,48 @@ static __attribute__((noinline)) void turned(int ta, int tb, int64_t M, int64_t 
     }
 }
 
+/* The part of B that the next pack_b reads (the block after [k0, k0 +
+ * KC) x [j0, j0 + NC): the next KC rows, else the next NC columns from
+ * row 0), fetched into L2 a few lines at a time while the current block
+ * computes: a cold B (a layer's weights, read once a pass) had its whole
+ * latency at each pack (mlp_big's 1024 x 784 weights at batch 128). */
+typedef struct {
+    const float *p;               /* its first row; rows ld floats apart */
+    int64_t ld, rows, lines, per; /* rows of `lines` cache lines; lines a register block */
+    int64_t r, l;                 /* the next line to fetch */
+} next_b;
+
+static void next_b_init(next_b *nb, int tb, const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int64_t k0,
+                        int64_t j0, int64_t nc)
+{
+    int64_t nk = k0 + KC, nj = j0;
+    if (nk >= K) {
+        nk = 0;
+        nj = j0 + NC;
+    }
+    *nb = (next_b){b, ldb, 0, 0, 0, 0, 0};
+    if (nj >= N)
+        return;
+    const int64_t kc = K - nk < KC ? K - nk : KC, ncn = N - nj < NC ? N - nj : NC;
+    nb->p = tb ? b + nj * ldb + nk : b + nk * ldb + nj; /* op(B)'s block, rows of b */
+    nb->ld = ldb;
+    nb->rows = tb ? ncn : kc;
+    nb->lines = ((tb ? kc : ncn) + 15) / 16;
+    const int64_t blocks = (M + MR - 1) / MR * ((nc + NR - 1) / NR);
+    nb->per = (nb->rows * nb->lines + blocks - 1) / blocks;
+}
+
+static inline void next_b_some(next_b *nb)
+{
+    for (int64_t q = 0; q < nb->per && nb->r < nb->rows; q++) {
+        __builtin_prefetch(nb->p + nb->r * nb->ld + nb->l * 16, 0, 2);
+        if (++nb->l == nb->lines) {
+            nb->l = 0;
+            nb->r++;
+        }
+    }
+}
+
 void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
                               const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
@@ -376,6 +418,8 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
             const int64_t kc = K - k0 < KC ? K - k0 : KC;
             pack_b(tb, b, ldb, k0, kc, j0, nc, NR, bp);
+            next_b nb;
+            next_b_init(&nb, tb, b, ldb, M, N, K, k0, j0, nc);
             for (int64_t i0 = 0; i0 < M; i0 += MC) {
                 const int64_t i1 = M - i0 < MC ? M : i0 + MC;
                 for (int64_t jr = 0; jr < nc; jr += NR) {
@@ -395,6 +439,7 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
                             if (nr > VL)
                                 __builtin_prefetch(c + r * ldc + j0 + jr + VL, 1);
                         }
+                        next_b_some(&nb);
                         if (mr == MR && nr == NR)
                             block_c(a + i * sr + k0 * sk, sr, sk, panel, kc, c + i * ldc + j0 + jr, ldc, alpha, beta,
                                     k0 == 0);
