@@ -478,9 +478,10 @@ void emit_reduce(Emitter *e, int t)
         /* a sum over leading dims (a bias gradient): row by row into the
          * output, so the inner loop is contiguous and vectorizes */
         P(e, "    {\n        const int64_t rows = %s, K = %s;\n", emit_prod(si, 0, lead), emit_prod(si, lead, si.nd));
-        /* on the threads by about 8 blocks of outputs (whole vectors of
-         * 16) where it is large enough: each output still adds its rows
-         * in order */
+        /* on the threads by blocks of emit_sum_width() outputs where it
+         * is large enough (a bias of 128 is 2 blocks: at most 2 threads
+         * take it; it was 8 blocks of 16 when the sums ran in memory):
+         * each output still adds its rows in order */
         emit_parallel(e, "        ", 1, si, 1.0);
         const int w = emit_sum_width(e);
         P(e, "        for (int64_t k0 = 0; k0 < K; k0 += %d) {\n", w);
