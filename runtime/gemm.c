@@ -364,7 +364,7 @@ typedef struct {
 } next_b;
 
 static void next_b_init(next_b *nb, int tb, const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int64_t k0,
-                        int64_t j0, int64_t nc)
+                        int64_t j0, int64_t nc, int64_t narrow)
 {
     int64_t nk = k0 + KC, nj = j0;
     if (nk >= K) {
@@ -379,7 +379,9 @@ static void next_b_init(next_b *nb, int tb, const float *b, int64_t ldb, int64_t
     nb->ld = ldb;
     nb->rows = tb ? ncn : kc;
     nb->lines = ((tb ? kc : ncn) + 15) / 16;
-    const int64_t blocks = (M + MR - 1) / MR * ((nc + NR - 1) / NR);
+    /* the register blocks of this block: MR rows, or MR1 in a last
+     * one-vector panel of `narrow` columns */
+    const int64_t blocks = (M + MR - 1) / MR * ((nc - narrow + NR - 1) / NR) + (narrow ? (M + MR1 - 1) / MR1 : 0);
     nb->per = (nb->rows * nb->lines + blocks - 1) / blocks;
 }
 
@@ -430,23 +432,16 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
             if (narrow)
                 pack_b(tb, b, ldb, k0, kc, j0 + nc - narrow, narrow, VL, bp + (nc - narrow) / NR * kc * NR);
             next_b nb;
-            next_b_init(&nb, tb, b, ldb, M, N, K, k0, j0, nc);
+            next_b_init(&nb, tb, b, ldb, M, N, K, k0, j0, nc, narrow);
             for (int64_t i0 = 0; i0 < M; i0 += MC) {
                 const int64_t i1 = M - i0 < MC ? M : i0 + MC;
                 for (int64_t jr = 0; jr < nc; jr += NR) {
                     const int64_t nr = nc - jr < NR ? nc - jr : NR;
                     const float *panel = bp + (jr / NR) * kc * NR;
-                    if (narrow && jr == nc - narrow) {
-                        for (int64_t i = i0; i < i1; i += MR1) {
-                            const int mr = (int)(i1 - i < MR1 ? i1 - i : MR1);
-                            next_b_some(&nb);
-                            tile1(mr, a + i * sr + k0 * sk, sr, sk, panel, kc, t);
-                            store(c + i * ldc + j0 + jr, ldc, t, mr, nr, alpha, beta, k0 == 0);
-                        }
-                        continue;
-                    }
-                    for (int64_t i = i0; i < i1; i += MR) {
-                        const int mr = (int)(i1 - i < MR ? i1 - i : MR);
+                    const int one = narrow && jr == nc - narrow; /* the one-vector panel */
+                    const int rows = one ? MR1 : MR;
+                    for (int64_t i = i0; i < i1; i += rows) {
+                        const int mr = (int)(i1 - i < rows ? i1 - i : rows);
                         /* the next tile's rows of C, for writing: in a
                          * step, C is often a buffer that no core has in
                          * cache, and its lines would otherwise be fetched
@@ -454,7 +449,7 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
                          * (alloc.c), at 1 thread on Zen 4: gpt_mini's step
                          * 58.3-58.7 -> 57.6-58.1 ms, gpt_h6 63.7-64.2 ->
                          * 63.0-63.5; resnet18 and lenet5 unchanged. */
-                        for (int64_t r = i + MR; r < i + 2 * MR && r < i1; r++) {
+                        for (int64_t r = i + rows; r < i + 2 * rows && r < i1; r++) {
                             __builtin_prefetch(c + r * ldc + j0 + jr, 1);
                             if (nr > VL)
                                 __builtin_prefetch(c + r * ldc + j0 + jr + VL, 1);
@@ -464,7 +459,10 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
                             block_c(a + i * sr + k0 * sk, sr, sk, panel, kc, c + i * ldc + j0 + jr, ldc, alpha, beta,
                                     k0 == 0);
                         else {
-                            tile(mr, a + i * sr + k0 * sk, sr, sk, panel, kc, t);
+                            if (one)
+                                tile1(mr, a + i * sr + k0 * sk, sr, sk, panel, kc, t);
+                            else
+                                tile(mr, a + i * sr + k0 * sk, sr, sk, panel, kc, t);
                             store(c + i * ldc + j0 + jr, ldc, t, mr, nr, alpha, beta, k0 == 0);
                         }
                     }
