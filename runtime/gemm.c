@@ -356,7 +356,9 @@ static __attribute__((noinline)) void turned(int ta, int tb, int64_t M, int64_t 
  * KC) x [j0, j0 + NC): the next KC rows, else the next NC columns from
  * row 0), fetched into L2 a few lines at a time while the current block
  * computes: a cold B (a layer's weights, read once a pass) had its whole
- * latency at each pack (mlp_big's 1024 x 784 weights at batch 128). */
+ * latency at each pack (mlp_big's 1024 x 784 weights at batch 128).  The
+ * last block fetches the first block of the GEMM expected next
+ * (nnc_gemm_hint_, threads.c), its thread's share of the rows. */
 typedef struct {
     const float *p;               /* its first row; rows ld floats apart */
     int64_t ld, rows, lines, per; /* rows of `lines` cache lines; lines a register block */
@@ -372,12 +374,22 @@ static void next_b_init(next_b *nb, int tb, const float *b, int64_t ldb, int64_t
         nj = j0 + NC;
     }
     *nb = (next_b){b, ldb, 0, 0, 0, 0, 0};
-    if (nj >= N)
-        return;
+    int64_t parts = 1, part = 0;
+    if (nj >= N) {
+        const nnc_gemm_hint *h = &nnc_gemm_hint_;
+        if (!h->b)
+            return;
+        b = h->b, ldb = h->ldb, tb = h->tb, N = h->N, K = h->K, nk = 0, nj = 0, part = h->part, parts = h->parts;
+    }
     const int64_t kc = K - nk < KC ? K - nk : KC, ncn = N - nj < NC ? N - nj : NC;
     nb->p = tb ? b + nj * ldb + nk : b + nk * ldb + nj; /* op(B)'s block, rows of b */
     nb->ld = ldb;
     nb->rows = tb ? ncn : kc;
+    if (parts > 1) {
+        const int64_t r0 = nb->rows * part / parts;
+        nb->rows = nb->rows * (part + 1) / parts - r0;
+        nb->p += r0 * ldb;
+    }
     nb->lines = ((tb ? kc : ncn) + 15) / 16;
     /* the register blocks of this block: MR rows, or MR1 in a last
      * one-vector panel of `narrow` columns */

@@ -28,6 +28,17 @@
 
 #include "nnc_runtime.h"
 
+/* The B operand of the float GEMM expected next (threads.c), whose first
+ * block gemm.c's last block fetches into L2 while it computes: part
+ * `part` of `parts` of that block's rows of b.  Set around each block of
+ * a split GEMM, on the thread that runs it; b is NULL for none. */
+typedef struct {
+    const float *b;
+    int64_t ldb, N, K, part, parts;
+    int tb;
+} nnc_gemm_hint;
+extern _Thread_local nnc_gemm_hint nnc_gemm_hint_;
+
 #define NNC_ISA_SERIAL_(name) name##_serial
 #define NNC_ISA_SERIAL(name) NNC_ISA_SERIAL_(name) /* (name macro-expanded first) */
 #if defined(NNC_ISA_SUFFIX)

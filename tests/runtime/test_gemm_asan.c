@@ -5,7 +5,8 @@
  * on products whose every dimension crosses a block edge (M over 256,
  * the turned product's blocks of M; K over 256; N over a packed block),
  * every transposition, beta 0 over a C of NaNs and beta 0.5, row pitches
- * wider than the rows (the floats between must stay).  Each product
+ * wider than the rows (the floats between must stay), and a hint of the
+ * next GEMM (nnc_gemm_hint_) that must change nothing.  Each product
  * against a double-precision one (gemm_want.h, as test_gemm); and the rows one call at a time give
  * the same bits (a single row never turns).  The rest of test_gemm
  * (threads, OpenBLAS) needs the whole runtime and runs unsanitized.
@@ -28,6 +29,8 @@
 #define CPU_HAS() (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 #endif
 
+_Thread_local nnc_gemm_hint nnc_gemm_hint_; /* (threads.c's in the runtime) */
+
 static float val(int64_t i, int s) { return (float)((i * (7 + 2 * s)) % 13) * 0.25f - 1.5f; }
 
 static int check(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta)
@@ -43,8 +46,14 @@ static int check(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta)
     for (int64_t i = 0; i < M * ldc; i++)
         c[i] = c1[i] = i % ldc >= N ? 7.0f : beta == 0.0f ? NAN : val(i, 2);
     NNC_ISA_FN(nnc_gemm_f32)(ta, tb, M, N, K, 1.0f, a, lda, b, ldb, beta, c, ldc);
-    for (int64_t i = 0; i < M; i++)
+    /* the rows one at a time, each told that a GEMM with this B (or the
+     * transposed B of a K x N product) comes next, as half of a split one:
+     * its last block fetches that (threads.c), which changes no bits */
+    for (int64_t i = 0; i < M; i++) {
+        nnc_gemm_hint_ = (nnc_gemm_hint){b, ldb, i % 3 ? N : K, i % 3 ? K : N, i % 2, 2, i % 3 ? tb : !tb};
         NNC_ISA_FN(nnc_gemm_f32)(ta, tb, 1, N, K, 1.0f, ta ? a + i : a + i * lda, lda, b, ldb, beta, c1 + i * ldc, ldc);
+    }
+    nnc_gemm_hint_.b = NULL;
     int bad = 0;
     for (int64_t i = 0; i < M && !bad; i++)
         for (int64_t j = 0; j < ldc && !bad; j++) {
