@@ -1073,53 +1073,63 @@ static void gemm_run(gemm_job *j)
 }
 
 /* The GEMM that will follow this one.  A training step makes the same
- * calls in the same order every time, so each thread remembers, per call
- * (its B and C), which B the call after it last used, and gemm.c's last
- * block fetches the first block of that B into L2 while it computes
- * (nnc_gemm_hint): a layer's weights are otherwise read from DRAM by the
- * first pack of B of each call, with the core waiting.  A wrong guess
- * (a first step, a table collision, an eval between steps) only fetches
- * lines that are not used; the products are the same.  At 1 thread on
- * Zen 4, eight alternated runs, medians: gpt_hd128's step 31.68 -> 31.25
- * ms (the same hint written by the compiler before each call, from the
- * next call of the same function: 31.31); gpt_mini, mlp_big, lstm_lm
- * and resnet_small unchanged or faster by up to 0.5 ms. */
+ * calls in the same order every time, so each thread remembers, per call,
+ * which B the call after it last used, and gemm.c's last block fetches
+ * the first block of that B into L2 while it computes (nnc_gemm_hint): a
+ * layer's weights are otherwise read from DRAM by the first pack of B of
+ * each call, with the core waiting.  A wrong guess (a first step, a full
+ * table, an eval between steps) only fetches lines that are not used; the
+ * products are the same.  At 1 thread on Zen 4, eight alternated runs,
+ * medians: gpt_hd128's step 31.68 -> 31.25 ms (the same hint written by
+ * the compiler before each call, from the next call of the same function:
+ * 31.31); gpt_mini, mlp_big, lstm_lm and resnet_small unchanged or faster
+ * by up to 0.5 ms.
+ *
+ * A call is its operands and B's transposition: the arena gives a
+ * forward's dead temporaries' addresses to the backward's tensors, so a
+ * weight's forward product (NT) and its data gradient's (NN) can share B
+ * and C (a key of B and C mispredicted those). */
 typedef struct {
     const void *a, *b, *c; /* the call (b NULL: a free entry) */
-    int tb;
-    nnc_gemm_hint next; /* the B of the call after it, last time */
+    const float *nb;       /* the B of the call after it, last time */
+    int nldb, nN, nK;      /* (its pitch and shape) */
+    signed char tb, ntb;
 } gemm_seen;
-#define GEMM_SEEN 128 /* calls remembered (a step of gpt_hd128 makes 37) */
+/* calls remembered, per thread: twice the most a step makes before the
+ * table starts again (an LSTM's step over 32 positions makes about 130) */
+#define GEMM_SEEN 512
 static _Thread_local gemm_seen seen_[GEMM_SEEN];
 static _Thread_local int seen_n_;
 static _Thread_local gemm_seen *last_; /* the previous call's entry */
 
 static nnc_gemm_hint gemm_expect(const gemm_job *j)
 {
+    const int tb = j->tb == CblasTrans;
     if (last_)
-        last_->next = (nnc_gemm_hint){(const float *)j->b, j->ldb, j->N, j->K, 0, 1, j->tb == CblasTrans};
-    /* open addressing from a hash of both pointers (the arena's tensors
+        *last_ = (gemm_seen){last_->a, last_->b, last_->c, j->b, j->ldb, j->N, j->K, last_->tb, (signed char)tb};
+    /* open addressing from a hash of the pointers (the arena's tensors
      * start at multiples of large powers of 2: a product's high bits mix
-     * them); a full table starts again empty */
-    const uint64_t h =
-        ((uint64_t)(uintptr_t)j->b * 0x9e3779b97f4a7c15u) ^ ((uint64_t)(uintptr_t)j->c * 0xc2b2ae3d27d4eb4fu);
-    for (unsigned i = (unsigned)(h >> 57) % GEMM_SEEN;; i = (i + 1) % GEMM_SEEN) {
-        gemm_seen *e = &seen_[i];
-        if (e->a == j->a && e->b == j->b && e->c == j->c && e->tb == (int)j->tb) {
-            last_ = e;
-            return e->next;
-        }
-        if (!e->b) {
-            if (++seen_n_ > GEMM_SEEN / 2) {
-                memset(seen_, 0, sizeof seen_);
-                seen_n_ = 1;
-                e = &seen_[(unsigned)(h >> 57) % GEMM_SEEN];
-            }
-            *e = (gemm_seen){j->a, j->b, j->c, (int)j->tb, {0}};
-            last_ = e;
-            return e->next;
-        }
+     * them); a table half full starts again empty */
+    const uint64_t h = ((uint64_t)(uintptr_t)j->a * 0xff51afd7ed558ccdu) ^
+        ((uint64_t)(uintptr_t)j->b * 0x9e3779b97f4a7c15u) ^ ((uint64_t)(uintptr_t)j->c * 0xc2b2ae3d27d4eb4fu) ^
+        (uint64_t)tb;
+    unsigned i = (unsigned)(h >> 55) % GEMM_SEEN;
+    for (;; i = (i + 1) % GEMM_SEEN) {
+        const gemm_seen *e = &seen_[i];
+        if (!e->b || (e->a == j->a && e->b == j->b && e->c == j->c && e->tb == tb))
+            break;
     }
+    gemm_seen *e = &seen_[i];
+    if (!e->b) { /* a new call */
+        if (++seen_n_ > GEMM_SEEN / 2) {
+            memset(seen_, 0, sizeof seen_);
+            seen_n_ = 1;
+            e = &seen_[(h >> 55) % GEMM_SEEN];
+        }
+        *e = (gemm_seen){j->a, j->b, j->c, NULL, 0, 0, 0, (signed char)tb, 0};
+    }
+    last_ = e;
+    return (nnc_gemm_hint){e->nb, e->nldb, e->nN, e->nK, 0, 1, e->ntb};
 }
 
 void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
