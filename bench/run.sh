@@ -112,6 +112,8 @@ cblas_inc=$(sed -n 's/^CBLAS_INCLUDE_DIR:PATH=//p' "$build/cmake-portable/CMakeC
 $cc $warn -O2 -I"$cblas_inc" "$here/src/sgemm_peak.c" -lopenblas -o "$build/bin/sgemm_peak"
 # shellcheck disable=SC2086
 $cc $warn -O2 "$here/src/fma_peak.c" -pthread -o "$build/bin/fma_peak"
+# shellcheck disable=SC2086
+$cc $warn -O2 "$here/src/cpu_probe.c" -pthread -o "$build/bin/cpu_probe"
 
 # ---- 2. threads ----------------------------------------------------------------
 # Set per run through the environment.  nnc at N threads: OMP_NUM_THREADS=N,
@@ -175,6 +177,16 @@ run_side() {
         { cat "$build/side.err" >&2; exit 1; }
     tee -a "$log" <"$build/side.err" >&2
 }
+# probe MODEL WHEN: the core-to-core round trip now (src/cpu_probe.c), into
+# $raw, before and after each model's runs of a round: the 2-core VM of
+# bench/README.md has a slow mode (330-390 ns against 56-76) that slows
+# multi-thread runs by up to 1.5x, and comes and goes within a run
+probe() {
+    [ "$cores" -ge 2 ] || return 0
+    local ns
+    ns=$("$build/bin/cpu_probe" 2>/dev/null | sed -n 's/.*round trip CPU 0 <-> 1: \([0-9]*\) ns.*/\1/p')
+    [ -z "$ns" ] || echo "ROUND=$r PROBE model=$1 when=$2 rt_ns=$ns" >>"$raw"
+}
 for r in $(seq 1 "$rounds"); do
     echo "META load_round$r=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
     for t in $threads; do
@@ -197,6 +209,7 @@ for r in $(seq 1 "$rounds"); do
         done
         # shellcheck disable=SC2086
         [ $((r % 2)) = 0 ] && runs=$(printf '%s\n' $runs | tac | tr '\n' ' ')
+        probe "$m" before
         for run in $runs; do
             IFS=: read -r side conf t <<<"$run"
             if [ "$side" = nnc ]; then
@@ -211,6 +224,7 @@ for r in $(seq 1 "$rounds"); do
                     "$python" "$here/src/torch_bench.py" "$m" --threads "$tt" $steps
             fi
         done
+        probe "$m" after
     done
 done
 echo "META load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"

@@ -31,6 +31,11 @@ def kv(fields):
 
 OPTIM = {"adam": "Adam", "adamw": "AdamW"}
 
+# a core-to-core round trip above this (ns) is the 2-core VM's slow mode
+# (bench/README.md: 56-76 ns fast, 330-390 slow), which slows runs on more
+# than one thread; the report names the rounds that saw it
+SLOW_NS = 200
+
 
 def markdown(header, rows):
     """A markdown table; columns whose cells all start with a digit are right-aligned."""
@@ -64,6 +69,7 @@ def main():
     fma = defaultdict(list)            # (isa, threads) -> [best gflops per round]
     fma_peak_isa = {}                  # threads -> isa of the FMA_PEAK lines
     results = defaultdict(dict)        # (model, conf, threads) -> {round: dict}
+    probes = defaultdict(list)         # (model, round) -> [core-to-core round trip, ns]
     order = []
     for line in open(raw):
         line = line.rstrip("\n")
@@ -95,6 +101,8 @@ def main():
             fma[(d["isa"], int(d["threads"]))].append(float(d["best_gflops"]))
         elif tag == "FMA_PEAK":
             fma_peak_isa[int(d["threads"])] = d["isa"]
+        elif tag == "PROBE":
+            probes[(d["model"], rnd)].append(int(d["rt_ns"]))
         elif tag == "RESULT":
             key = (d["model"], tags["CONF"], int(tags["TH"]))
             results[key][rnd] = d
@@ -162,7 +170,7 @@ def main():
     for t in threads:
         header += [f"GFLOP/s {tl(t)}", f"% FMA peak {tl(t)}"]
 
-    rows, details, warnings = [], [], []
+    rows, details, warnings, slow_rounds = [], [], [], []
     for m in order:
         port = {t: agg(m, "portable", t) for t in threads}
         nat = {t: agg(m, "native", t) for t in threads}
@@ -240,8 +248,22 @@ def main():
                 g = flops / (port[t]["median"] * 1e-3) * 1e-9
                 items.append(f"{100 * g / sgemm_peak[t]:.1f}% of the sgemm peak")
             parts.append(f"  - {tl(t)}, ms/step per round: " + "; ".join(items))
+        rounds_seen = sorted({r for (pm, r) in probes if pm == m})
+        if rounds_seen:
+            parts.append("  - core-to-core round trip (src/cpu_probe.c) before / after the model's runs, "
+                         "per round: " + ", ".join(
+                             " / ".join(str(v) for v in probes[(m, r)]) for r in rounds_seen) + " ns")
+            slow = [r for r in rounds_seen if max(probes[(m, r)]) > SLOW_NS]
+            if slow:
+                slow_rounds.append(f"`{m}` round{'s' if len(slow) > 1 else ''} "
+                                   + ", ".join(map(str, slow)))
         details.append("\n".join(parts))
 
+    if slow_rounds:
+        warnings.append(f"a core-to-core round trip over {SLOW_NS} ns (the VM's slow mode; per-round "
+                        "figures with each model's details) before or after the runs of "
+                        + "; ".join(slow_rounds) + ": those rounds' multi-thread times are slower "
+                        "than the fast mode's")
     phase_header = ["model", "run", "threads", "forward (+loss)", "backward", "optimizer step",
                     "sum", "in sgemm", "fwd+bwd outside sgemm"]
     phase_rows = []
