@@ -1113,7 +1113,8 @@ static nnc_gemm_hint gemm_expect(const gemm_job *j)
     const uint64_t h = ((uint64_t)(uintptr_t)j->a * 0xff51afd7ed558ccdu) ^
         ((uint64_t)(uintptr_t)j->b * 0x9e3779b97f4a7c15u) ^ ((uint64_t)(uintptr_t)j->c * 0xc2b2ae3d27d4eb4fu) ^
         (uint64_t)tb;
-    unsigned i = (unsigned)(h >> 55) % GEMM_SEEN;
+    const unsigned home = (unsigned)(h >> 55) % GEMM_SEEN;
+    unsigned i = home;
     for (;; i = (i + 1) % GEMM_SEEN) {
         const gemm_seen *e = &seen_[i];
         if (!e->b || (e->a == j->a && e->b == j->b && e->c == j->c && e->tb == tb))
@@ -1124,7 +1125,7 @@ static nnc_gemm_hint gemm_expect(const gemm_job *j)
         if (++seen_n_ > GEMM_SEEN / 2) {
             memset(seen_, 0, sizeof seen_);
             seen_n_ = 1;
-            e = &seen_[(h >> 55) % GEMM_SEEN];
+            e = &seen_[home];
         }
         *e = (gemm_seen){j->a, j->b, j->c, NULL, 0, 0, 0, (signed char)tb, 0};
     }
