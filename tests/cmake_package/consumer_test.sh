@@ -35,15 +35,20 @@ for gen in Ninja "Unix Makefiles"; do
   [ "$(echo "$cmd" | grep -o -- ' -O[^ ]*' | tail -1)" = " -O3" ] || fail "generated C not at -O3: $cmd"
   grep -q "nnc model/tiny.nn" "$b.log" || fail "first build did not run nnc"
   "$b/app"
-  "$b/tiny_driver" info | grep -q "mid.fc.weight \[6, 6\]" || fail "driver info"
+  # (the output is taken whole, then searched: under pipefail, `info |
+  # grep -q` failed whenever grep quit at its match before info had written
+  # the rest, and info or mpirun died of SIGPIPE)
+  info=$("$b/tiny_driver" info) || fail "driver info exited $?"
+  grep -q "mid.fc.weight \[6, 6\]" <<<"$info" || fail "driver info"
   if [ -n "$mpirun" ]; then
     grep -q "nnc::runtime_mpi" "$b/tiny_mpi_links.txt" || fail "the MPI model links $(cat "$b/tiny_mpi_links.txt")"
     out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 $mpirun -np 2 "$b/app_mpi") ||
       { echo "$out"; fail "app_mpi under mpirun"; }
     [ "$(echo "$out" | grep -c 'of 2: ok=1')" = 2 ] || { echo "$out"; fail "app_mpi did not run on 2 processes"; }
     echo "$out"
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 $mpirun -np 1 "$b/tiny_mpi_driver" info |
-      grep -q "mid.fc.weight \[6, 6\]" || fail "MPI driver info"
+    info=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 $mpirun -np 1 "$b/tiny_mpi_driver" info) ||
+      fail "MPI driver info exited $?"
+    grep -q "mid.fc.weight \[6, 6\]" <<<"$info" || fail "MPI driver info"
   fi
 
   # nothing changed: nnc does not run

@@ -18,7 +18,10 @@ cd "$tmp"
 flags=$(pkg-config --cflags --libs nnc)
 # the driver
 cc -std=c11 -Wall -Wextra -Wpedantic -Werror model/digits.c model/digits_main.c $flags -o digits
-./digits info | grep -q "fc1.weight"
+# (taken whole, then searched: under pipefail `info | grep -q` fails when
+# grep quits at its match and info dies of SIGPIPE)
+info=$(./digits info)
+grep -q "fc1.weight" <<<"$info"
 # a program that uses the typed header
 cat > app.c <<'C'
 #include <stdio.h>
