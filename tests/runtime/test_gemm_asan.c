@@ -5,7 +5,8 @@
  * on products whose every dimension crosses a block edge (M over 256,
  * the turned product's blocks of M; K over 256; N over a packed block),
  * every transposition, beta 0 over a C of NaNs and beta 0.5, row pitches
- * wider than the rows (the floats between must stay), and a hint of the
+ * wider than the rows (the floats between must stay), A transposed with
+ * rows 4 KB apart (which gemm.c copies a block at a time), and a hint of the
  * next GEMM (nnc_gemm_hint_) that must change nothing.  Each product
  * against a double-precision one (gemm_want.h, as test_gemm); and the rows one call at a time give
  * the same bits (a single row never turns).  The rest of test_gemm
@@ -33,9 +34,10 @@ _Thread_local nnc_gemm_hint nnc_gemm_hint_; /* (threads.c's in the runtime) */
 
 static float val(int64_t i, int s) { return (float)((i * (7 + 2 * s)) % 13) * 0.25f - 1.5f; }
 
-static int check(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta)
+/* pitch: A's row pitch, or 0 for its rows plus one float */
+static int check(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta, int64_t pitch)
 {
-    const int64_t lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
+    const int64_t lda = pitch ? pitch : (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
     const int64_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
     float *a = malloc(sizeof(float) * (size_t)na), *b = malloc(sizeof(float) * (size_t)nb);
     float *c = malloc(sizeof(float) * (size_t)(M * ldc)), *c1 = malloc(sizeof(float) * (size_t)(M * ldc));
@@ -90,11 +92,18 @@ int main(void)
         for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
             for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
                 for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++, runs++)
-                    fails += check(t & 1, t >> 1, Ms[m], Ns[n], Ks[k], (m + n + k) % 2 ? 0.5f : 0.0f);
+                    fails += check(t & 1, t >> 1, Ms[m], Ns[n], Ks[k], (m + n + k) % 2 ? 0.5f : 0.0f, 0);
     /* the shapes the turned product is for (test_gemm's) */
     for (int t = 0; t < 4; t++, runs += 2) {
-        fails += check(t & 1, t >> 1, 16, 1024, 256, 0.0f);
-        fails += check(t & 1, t >> 1, 16, 256, 1000, 0.5f);
+        fails += check(t & 1, t >> 1, 16, 1024, 256, 0.0f, 0);
+        fails += check(t & 1, t >> 1, 16, 256, 1000, 0.5f, 0);
+    }
+    /* A transposed, its rows 4 KB apart: copied a block at a time (blocks
+     * of M and of K crossed, and a part block of each) */
+    for (int t = 0; t < 2; t++, runs += 3) {
+        fails += check(1, t, 200, 300, 520, 0.0f, 1024);
+        fails += check(1, t, 1000, 65, 257, 0.5f, 1024);
+        fails += check(1, t, 13, 40, 16, 0.0f, 2048);
     }
     printf("test_gemm_asan: %d products, %d failed\n", runs, fails);
     return fails != 0;
