@@ -606,7 +606,12 @@ static void conv_add(void *p, int64_t i, int slot)
  * not depend on the split */
 static int64_t wino_examples(const conv_job *j)
 {
-    if (j->f64 || !j->direct || j->stride != 1 || !nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad))
+    /* (not where the direct kernels fall back to the columns, the generic
+     * build: its items must be the columns' own, because OpenBLAS's sums
+     * may depend on a GEMM's width, the examples an item groups, as its
+     * Haswell kernels' do) */
+    if (j->f64 || !j->direct || j->stride != 1 || !nnc_conv_wino(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad) ||
+        !nnc_conv_direct_ok())
         return 1;
     if (!nnc_conv_wino_special(j->H, j->W, j->pad)) {
         /* the other sizes: a whole block of tiles an item (the tiles of
