@@ -274,26 +274,40 @@ static int64_t padded(int64_t m)
  * of L1's 8 ways (AVX-512, 48 x 256 x 1024 with B transposed: 79 against
  * 88 GFLOP/s; AVX2, 48 x 1024 x 256 with B as it is: 86 against 101).
  * At AVX2 one-vector blocks cost more (GEMM_ONE_VEC: 24 x 256 x 256, 75
- * against 85 GFLOP/s). */
+ * against 85 GFLOP/s).
+ * Where AVX-512's FMAs are full width (nnc_isa_fma_narrow() 0: Zen 5,
+ * Intel's server cores) a lane FMA costs half as much against the packs
+ * and transposes (GEMM_FMA_WIDE), and one-vector blocks are loads bound
+ * as at AVX2 (GEMM_ONE_VEC_WIDE).  Swept on Zen 5 (the same 448 shapes,
+ * each forced plain and forced turned): the pick was 2.8% slower than the
+ * better of the two on average with Zen 4's weights, 1.1% with these;
+ * gpt_t50's 800 x 80 x 80 and 240 x 200 x 80 had turned, at 204 and 167
+ * GFLOP/s, where plain runs at 248 and 244. */
 #define GEMM_PACK_T 6.0
 #define GEMM_PACK_C 4.0
 #define GEMM_TURN_MAX (1 << 18)
 #if GEMM_VL == 16
 #define GEMM_ONE_VEC 1.0
+#define GEMM_FMA_WIDE 0.5
+#define GEMM_ONE_VEC_WIDE 1.3
 #else
 #define GEMM_ONE_VEC 1.3 /* 12 broadcasts a k for 12 FMAs of 8 lanes: loads bound */
+#define GEMM_FMA_WIDE 1.0
+#define GEMM_ONE_VEC_WIDE GEMM_ONE_VEC
 #endif
 static int turn_pays(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ldb, float beta)
 {
     const int64_t mc = M < NC ? M : NC, w = panel_width(mc);
+    const int wide = !nnc_isa_fma_narrow();
+    const double fma = wide ? GEMM_FMA_WIDE : 1.0, one_vec = wide ? GEMM_ONE_VEC_WIDE : GEMM_ONE_VEC;
     if (ldb % 1024 == 0 && (w == VL || !tb)) /* rows 4 KB apart: one set of L1's 8 ways */
         return 0;
     if (padded(mc) * K > (int64_t)KC * NC || N * K > GEMM_TURN_MAX)
         return 0;
     const int64_t mp = M / NC * NC + padded(M % NC);
     const double np = (double)((N + NR - 1) / NR * NR);
-    const double plain = (double)M * np * K + (tb ? GEMM_PACK_T : GEMM_PACK_C) * (double)N * K;
-    const double turned = (w == VL ? GEMM_ONE_VEC : 1.0) * (double)N * mp * K +
+    const double plain = fma * (double)M * np * K + (tb ? GEMM_PACK_T : GEMM_PACK_C) * (double)N * K;
+    const double turned = fma * (w == VL ? one_vec : 1.0) * (double)N * mp * K +
         (ta ? GEMM_PACK_C : GEMM_PACK_T) * (double)mp * K + (beta == 0.0f ? 8.0 : 12.0) * (double)M * N + 4096.0;
     return turned < plain;
 }

@@ -6,7 +6,9 @@
  * the turned product's blocks of M; K over 256; N over a packed block),
  * every transposition, beta 0 over a C of NaNs and beta 0.5, row pitches
  * wider than the rows (the floats between must stay), A transposed with
- * rows 4 KB apart (which gemm.c copies a block at a time), and a hint of the
+ * rows 4 KB apart (which gemm.c copies a block at a time), under both
+ * weights of the plain and turned products' costs (full-width and
+ * half-rate AVX-512 FMAs: nnc_isa_fma_narrow()), and a hint of the
  * next GEMM (nnc_gemm_hint_) that must change nothing.  Each product
  * against a double-precision one (gemm_want.h, as test_gemm); and the rows one call at a time give
  * the same bits (a single row never turns).  The rest of test_gemm
@@ -31,6 +33,12 @@
 #endif
 
 _Thread_local nnc_gemm_hint nnc_gemm_hint_; /* (threads.c's in the runtime) */
+
+/* isa.c's in the runtime: whether AVX-512's FMAs are half rate, which
+ * weighs gemm.c's choice between the plain and the turned product; every
+ * product runs under both answers */
+static int narrow_;
+int nnc_isa_fma_narrow(void) { return narrow_; }
 
 static float val(int64_t i, int s) { return (float)((i * (7 + 2 * s)) % 13) * 0.25f - 1.5f; }
 
@@ -88,22 +96,24 @@ int main(void)
     static const int64_t Ns[] = {5, 16, 65, 300};
     static const int64_t Ks[] = {16, 257, 520};
     int fails = 0, runs = 0;
-    for (int t = 0; t < 4; t++)
-        for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
-            for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
-                for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++, runs++)
-                    fails += check(t & 1, t >> 1, Ms[m], Ns[n], Ks[k], (m + n + k) % 2 ? 0.5f : 0.0f, 0);
-    /* the shapes the turned product is for (test_gemm's) */
-    for (int t = 0; t < 4; t++, runs += 2) {
-        fails += check(t & 1, t >> 1, 16, 1024, 256, 0.0f, 0);
-        fails += check(t & 1, t >> 1, 16, 256, 1000, 0.5f, 0);
-    }
-    /* A transposed, its rows 4 KB apart: copied a block at a time (blocks
+    for (narrow_ = 0; narrow_ < 2; narrow_++) {
+        for (int t = 0; t < 4; t++)
+            for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
+                for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
+                    for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++, runs++)
+                        fails += check(t & 1, t >> 1, Ms[m], Ns[n], Ks[k], (m + n + k) % 2 ? 0.5f : 0.0f, 0);
+        /* the shapes the turned product is for (test_gemm's) */
+        for (int t = 0; t < 4; t++, runs += 2) {
+            fails += check(t & 1, t >> 1, 16, 1024, 256, 0.0f, 0);
+            fails += check(t & 1, t >> 1, 16, 256, 1000, 0.5f, 0);
+        }
+        /* A transposed, its rows 4 KB apart: copied a block at a time (blocks
      * of M and of K crossed, and a part block of each) */
-    for (int t = 0; t < 2; t++, runs += 3) {
-        fails += check(1, t, 200, 300, 520, 0.0f, 1024);
-        fails += check(1, t, 1000, 65, 257, 0.5f, 1024);
-        fails += check(1, t, 13, 40, 16, 0.0f, 2048);
+        for (int t = 0; t < 2; t++, runs += 3) {
+            fails += check(1, t, 200, 300, 520, 0.0f, 1024);
+            fails += check(1, t, 1000, 65, 257, 0.5f, 1024);
+            fails += check(1, t, 13, 40, 16, 0.0f, 2048);
+        }
     }
     printf("test_gemm_asan: %d products, %d failed\n", runs, fails);
     return fails != 0;
