@@ -1687,7 +1687,7 @@ int NNC_ISA_FN(nnc_conv_direct_ok)(void)
 /* whether this pass of a layer goes by Winograd in this build (nnc_conv.h) */
 static int wino_here(int pass, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
 {
-    const int64_t least = nnc_conv_wino_least(pass, CONV_AVX2 || nnc_isa_fma_narrow(), H, W, pad);
+    const int64_t least = nnc_conv_wino_least(pass, CONV_AVX2 || nnc_isa_wino_early(), H, W, pad);
     return nnc_conv_wino(C, H, W, F, KH, KW, pad) && C >= least && F >= least;
 }
 #endif

@@ -109,6 +109,28 @@ static int fma512_narrow_cpu(void)
 #endif
 }
 
+/* Whether the CPU is AMD's (cpuid's vendor string), read once */
+static int amd_cpu(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+#else
+    return 0;
+#endif
+}
+
+int nnc_isa_wino_early(void)
+{
+    static _Atomic int known = -1;
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (k < 0) {
+        k = amd_cpu();
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return nnc_isa_fma_narrow() || (nnc_isa() == NNC_ISA_AVX512 && k);
+}
+
 int nnc_isa_fma_narrow(void)
 {
     static _Atomic int known = -1;

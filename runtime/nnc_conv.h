@@ -143,7 +143,8 @@ static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int6
 /* The least channel count, in and out, at which pass `pass` of a layer of
  * the class goes by Winograd, where the CPU's vector FMAs give AVX-512 no
  * more floats a cycle than AVX2 (narrow: nnc_isa_fma_narrow(), at AVX2
- * and on AMD's Zen 4) or twice as many (Intel's AVX-512 server cores).
+ * and on AMD's Zen 4) or twice as many (Intel's AVX-512 server cores;
+ * AMD's Zen 5, below).
  * Its transforms cost in proportion to the channels, its products to
  * their square, so the faster the FMAs the later it pays.  On the Xeon
  * (wide), at 16 channels (32 images of 32x32 or 16x16) Winograd ran the
@@ -158,7 +159,10 @@ static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int6
  * channels at 12x12 to 28x28 ran 0.84-1.1x as fast as the direct kernel,
  * of 32 at 9x9 and 28x28 1.0-1.08x, 32 to 40 at 24x24 1.25x, 40 to 80 at
  * 12x12 1.6x: from 32 (narrow), and from 48 where the FMAs are wide (not
- * measured there). */
+ * measured there).  AMD's Zen 5 has wide FMAs but takes the narrow counts
+ * (nnc_isa_wino_early()): at 1 thread, whole steps with them against the
+ * wide ones, 3 alternated runs, medians: cnn48 9.08 -> 8.14 ms, vgg_small
+ * 16.42 -> 15.14, resnet_small 25.85 -> 24.34, resnet18 36.03 -> 34.42. */
 static inline int64_t nnc_conv_wino_least(int pass, int narrow, int64_t H, int64_t W, int64_t pad)
 {
     if (!nnc_conv_wino_special(H, W, pad))

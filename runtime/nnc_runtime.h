@@ -53,6 +53,11 @@ const char *nnc_isa_name(nnc_isa_kind k); /* "avx512", "avx2", "generic" */
  * cycle, in two halves) and Intel's client cores (one 512-bit FMA unit;
  * isa.c lists them).  Some kernel choices follow it (nnc_conv.h). */
 int nnc_isa_fma_narrow(void);
+/* 1 where Winograd's 3x3 convolutions pay from the lower channel counts
+ * (nnc_conv.h): where the FMAs are narrow, and at AVX-512 on AMD's cores,
+ * whose full-width Zen 5 measured faster with them too; 0 on Intel's
+ * server cores, where the higher counts were measured. */
+int nnc_isa_wino_early(void);
 
 /* Generated code writes each pass once, as a NNC_ALWAYS_INLINE body, and
  * calls it from a NNC_TARGET_AVX512 function, a NNC_TARGET_AVX2 one and a

@@ -385,7 +385,7 @@ static void route_case(int S, int C)
     if (here < 0)
         return;
     /* which passes take Winograd at this ISA and CPU (nnc_conv.h) */
-    const int narrow = nnc_isa_fma_narrow(), fwd = here && C >= nnc_conv_wino_least(NNC_CONV_FWD, narrow, S, S, 1),
+    const int narrow = nnc_isa_wino_early(), fwd = here && C >= nnc_conv_wino_least(NNC_CONV_FWD, narrow, S, S, 1),
               filter = here && C >= nnc_conv_wino_least(NNC_CONV_FILTER, narrow, S, S, 1);
     int wino = fwd;
     const size_t nx = (size_t)C * S * S, ny = (size_t)F * S * S, nw = (size_t)F * C * 9;

@@ -11,7 +11,8 @@
  * instruction set (NNC_TEST_ISA_VARIANTS), nnc_conv_direct_ok() answers
  * for the one chosen: 1 at avx512 and avx2, 0 at generic.  And
  * nnc_isa_fma_narrow() is 1 at avx2, and at avx512 on an AMD family 25
- * CPU (Zen 4: its 512-bit FMAs run as two halves), else 0.
+ * CPU (Zen 4: its 512-bit FMAs run as two halves), else 0;
+ * nnc_isa_wino_early() is 1 where that is, and at avx512 on any AMD CPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@ static nnc_isa_kind cpu_best(void)
  * 125, 126, 140, 141, 167).  This project's machines check the AMD rule
  * and the Intel server one (narrow 0); the client models are not among
  * them. */
+static int cpu_amd;
 static int fma512_narrow(void)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -59,6 +61,7 @@ static int fma512_narrow(void)
             model = atoi(strchr(line, ':') + 1);
     }
     fclose(f);
+    cpu_amd = amd;
     if (amd)
         return family == 25;
     return intel && family == 6 &&
@@ -68,13 +71,13 @@ static int fma512_narrow(void)
 /* nnc_isa() in a child under NNC_ISA=env (unset if NULL): its answer,
  * nnc_conv_direct_ok(), and what it printed on stderr */
 typedef struct {
-    int isa, direct, stable, narrow;
+    int isa, direct, stable, narrow, early;
     char err[512];
 } outcome;
 
 static outcome run(const char *env)
 {
-    outcome o = {-1, -1, 0, -1, ""};
+    outcome o = {-1, -1, 0, -1, -1, ""};
     int fd[2];
     if (pipe(fd)) {
         perror("pipe");
@@ -97,9 +100,9 @@ static outcome run(const char *env)
         const nnc_isa_kind k = nnc_isa();
         const int direct = nnc_conv_direct_ok();
         setenv("NNC_ISA", k == NNC_ISA_GENERIC ? "avx512" : "generic", 1); /* too late: the choice stays */
-        const int stable = nnc_isa() == k, narrow = nnc_isa_fma_narrow();
+        const int stable = nnc_isa() == k, narrow = nnc_isa_fma_narrow(), early = nnc_isa_wino_early();
         fflush(stderr);
-        _exit(k * 8 + narrow * 4 + direct * 2 + stable);
+        _exit(k * 16 + early * 8 + narrow * 4 + direct * 2 + stable);
     }
     close(fd[1]);
     size_t n = 0;
@@ -109,8 +112,9 @@ static outcome run(const char *env)
     o.err[n] = 0;
     close(fd[0]);
     int st;
-    if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) < 24) {
-        o.isa = WEXITSTATUS(st) / 8;
+    if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) < 48) {
+        o.isa = WEXITSTATUS(st) / 16;
+        o.early = WEXITSTATUS(st) / 8 % 2;
         o.narrow = WEXITSTATUS(st) / 4 % 2;
         o.direct = WEXITSTATUS(st) / 2 % 2;
         o.stable = WEXITSTATUS(st) % 2;
@@ -134,8 +138,11 @@ static void check_case(const char *env, int want)
     if (warns && want < 0)
         CHECKF(strstr(o.err, "is not avx512, avx2 or generic") != NULL, "NNC_ISA=%s: '%s' does not say why", shown,
                o.err);
-    const int narrow = expect == NNC_ISA_AVX2 || (expect == NNC_ISA_AVX512 && fma512_narrow());
+    const int narrow512 = fma512_narrow(); /* (and cpu_amd) */
+    const int narrow = expect == NNC_ISA_AVX2 || (expect == NNC_ISA_AVX512 && narrow512);
     CHECKF(o.narrow == narrow, "NNC_ISA=%s: nnc_isa_fma_narrow() %d, expected %d", shown, o.narrow, narrow);
+    const int early = narrow || (expect == NNC_ISA_AVX512 && cpu_amd);
+    CHECKF(o.early == early, "NNC_ISA=%s: nnc_isa_wino_early() %d, expected %d", shown, o.early, early);
 #if defined(NNC_TEST_ISA_VARIANTS)
     CHECKF(o.direct == (expect != NNC_ISA_GENERIC), "NNC_ISA=%s: nnc_conv_direct_ok() %d at %s", shown, o.direct,
            nnc_isa_name((nnc_isa_kind)expect));
