@@ -109,7 +109,7 @@ static int fma512_narrow_cpu(void)
 #endif
 }
 
-/* Whether the CPU is AMD's (cpuid's vendor string), read once */
+/* Whether the CPU is AMD's (cpuid's vendor string) */
 static int amd_cpu(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -120,24 +120,26 @@ static int amd_cpu(void)
 #endif
 }
 
+/* fn(), the first time; *known holds it (-1: not yet) */
+static int read_once(_Atomic int *known, int (*fn)(void))
+{
+    int k = atomic_load_explicit(known, memory_order_relaxed);
+    if (k < 0) {
+        k = fn();
+        atomic_store_explicit(known, k, memory_order_relaxed);
+    }
+    return k;
+}
+
 int nnc_isa_wino_early(void)
 {
-    static _Atomic int known = -1;
-    int k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (k < 0) {
-        k = amd_cpu();
-        atomic_store_explicit(&known, k, memory_order_relaxed);
-    }
-    return nnc_isa_fma_narrow() || (nnc_isa() == NNC_ISA_AVX512 && k);
+    static _Atomic int amd = -1;
+    return nnc_isa_fma_narrow() || (nnc_isa() == NNC_ISA_AVX512 && read_once(&amd, amd_cpu));
 }
 
 int nnc_isa_fma_narrow(void)
 {
-    static _Atomic int known = -1;
-    int k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (k < 0) {
-        k = fma512_narrow_cpu();
-        atomic_store_explicit(&known, k, memory_order_relaxed);
-    }
+    static _Atomic int narrow = -1;
+    const int k = read_once(&narrow, fma512_narrow_cpu);
     return nnc_isa() == NNC_ISA_AVX2 || (nnc_isa() == NNC_ISA_AVX512 && k);
 }
