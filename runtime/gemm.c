@@ -298,12 +298,12 @@ static int64_t padded(int64_t m)
 static int turn_pays(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ldb, float beta)
 {
     const int64_t mc = M < NC ? M : NC, w = panel_width(mc);
-    const int wide = !nnc_isa_fma_narrow();
-    const double fma = wide ? GEMM_FMA_WIDE : 1.0, one_vec = wide ? GEMM_ONE_VEC_WIDE : GEMM_ONE_VEC;
     if (ldb % 1024 == 0 && (w == VL || !tb)) /* rows 4 KB apart: one set of L1's 8 ways */
         return 0;
     if (padded(mc) * K > (int64_t)KC * NC || N * K > GEMM_TURN_MAX)
         return 0;
+    const int wide = !nnc_isa_fma_narrow();
+    const double fma = wide ? GEMM_FMA_WIDE : 1.0, one_vec = wide ? GEMM_ONE_VEC_WIDE : GEMM_ONE_VEC;
     const int64_t mp = M / NC * NC + padded(M % NC);
     const double np = (double)((N + NR - 1) / NR * NR);
     const double plain = fma * (double)M * np * K + (tb ? GEMM_PACK_T : GEMM_PACK_C) * (double)N * K;

@@ -88,15 +88,29 @@ nnc_isa_kind nnc_isa(void)
  * optimization manual); not measured here.  Intel's server cores have
  * two 512-bit FMA ports (some low Xeon SKUs one, which cpuid does not
  * tell: they count as wide).  Read once, like nnc_isa(). */
+enum { VENDOR_OTHER, VENDOR_AMD, VENDOR_INTEL };
+
+/* The CPU's maker, by cpuid's vendor string */
+static int cpu_vendor(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return VENDOR_OTHER;
+    if (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) /* "AuthenticAMD" */
+        return VENDOR_AMD;
+    if (b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu) /* "GenuineIntel" */
+        return VENDOR_INTEL;
+#endif
+    return VENDOR_OTHER;
+}
+
 static int fma512_narrow_cpu(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    const int vendor = cpu_vendor(), amd = vendor == VENDOR_AMD;
     unsigned a, b, c, d;
-    if (!__get_cpuid(0, &a, &b, &c, &d))
-        return 0;
-    const int amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u, /* "AuthenticAMD" */
-        intel = b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;     /* "GenuineIntel" */
-    if ((!amd && !intel) || !__get_cpuid(1, &a, &b, &c, &d))
+    if (vendor == VENDOR_OTHER || !__get_cpuid(1, &a, &b, &c, &d))
         return 0;
     const unsigned base = a >> 8 & 0xfu, family = base == 0xfu ? base + (a >> 20 & 0xffu) : base,
                    model = base == 0xfu || base == 0x6u ? (a >> 4 & 0xfu) | (a >> 12 & 0xf0u) : (a >> 4 & 0xfu);
@@ -109,16 +123,7 @@ static int fma512_narrow_cpu(void)
 #endif
 }
 
-/* Whether the CPU is AMD's (cpuid's vendor string) */
-static int amd_cpu(void)
-{
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
-#else
-    return 0;
-#endif
-}
+static int amd_cpu(void) { return cpu_vendor() == VENDOR_AMD; }
 
 /* fn(), the first time; *known holds it (-1: not yet) */
 static int read_once(_Atomic int *known, int (*fn)(void))

@@ -107,8 +107,8 @@ int main(void)
             fails += check(t & 1, t >> 1, 16, 1024, 256, 0.0f, 0);
             fails += check(t & 1, t >> 1, 16, 256, 1000, 0.5f, 0);
         }
-        /* A transposed, its rows 4 KB apart: copied a block at a time (blocks
-     * of M and of K crossed, and a part block of each) */
+        /* A transposed, its rows 4 KB apart: copied a block at a time
+         * (blocks of M and of K crossed, and a part block of each) */
         for (int t = 0; t < 2; t++, runs += 3) {
             fails += check(1, t, 200, 300, 520, 0.0f, 1024);
             fails += check(1, t, 1000, 65, 257, 0.5f, 1024);

@@ -36,36 +36,43 @@ static nnc_isa_kind cpu_best(void)
 #endif
 }
 
-/* A CPU whose AVX-512 FMAs are no wider than AVX2's, by isa.c's rule,
- * read from /proc/cpuinfo rather than cpuid as isa.c does (0 without
- * it): an AMD CPU of family 25 (0x19: Zen 3 and 4; only Zen 4 has
- * AVX-512), or an Intel client core with AVX-512 (family 6, models 102,
- * 125, 126, 140, 141, 167).  This project's machines check the AMD rule
- * and the Intel server one (narrow 0); the client models are not among
- * them. */
-static int cpu_amd;
-static int fma512_narrow(void)
+/* The CPU's maker, family and model, from /proc/cpuinfo rather than
+ * cpuid as isa.c reads them (all 0 or -1 without it) */
+typedef struct {
+    int amd, intel, family, model;
+} cpu_id;
+
+static cpu_id read_cpuinfo(void)
 {
+    cpu_id id = {0, 0, -1, -1};
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f)
-        return 0;
+        return id;
     char line[512];
-    int amd = 0, intel = 0, family = -1, model = -1;
-    while (fgets(line, sizeof line, f) && (family < 0 || model < 0 || (!amd && !intel))) {
+    while (fgets(line, sizeof line, f) && (id.family < 0 || id.model < 0 || (!id.amd && !id.intel))) {
         if (!strncmp(line, "vendor_id", 9)) {
-            amd = strstr(line, "AuthenticAMD") != NULL;
-            intel = strstr(line, "GenuineIntel") != NULL;
+            id.amd = strstr(line, "AuthenticAMD") != NULL;
+            id.intel = strstr(line, "GenuineIntel") != NULL;
         } else if (!strncmp(line, "cpu family", 10) && strchr(line, ':'))
-            family = atoi(strchr(line, ':') + 1);
+            id.family = atoi(strchr(line, ':') + 1);
         else if (!strncmp(line, "model\t", 6) && strchr(line, ':'))
-            model = atoi(strchr(line, ':') + 1);
+            id.model = atoi(strchr(line, ':') + 1);
     }
     fclose(f);
-    cpu_amd = amd;
-    if (amd)
-        return family == 25;
-    return intel && family == 6 &&
-        (model == 102 || model == 125 || model == 126 || model == 140 || model == 141 || model == 167);
+    return id;
+}
+
+/* A CPU whose AVX-512 FMAs are no wider than AVX2's, by isa.c's rule: an
+ * AMD CPU of family 25 (0x19: Zen 3 and 4; only Zen 4 has AVX-512), or an
+ * Intel client core with AVX-512 (family 6, models 102, 125, 126, 140,
+ * 141, 167).  This project's machines check the AMD rule and the Intel
+ * server one (narrow 0); the client models are not among them. */
+static int fma512_narrow(const cpu_id *id)
+{
+    if (id->amd)
+        return id->family == 25;
+    const int m = id->model;
+    return id->intel && id->family == 6 && (m == 102 || m == 125 || m == 126 || m == 140 || m == 141 || m == 167);
 }
 
 /* nnc_isa() in a child under NNC_ISA=env (unset if NULL): its answer,
@@ -138,10 +145,10 @@ static void check_case(const char *env, int want)
     if (warns && want < 0)
         CHECKF(strstr(o.err, "is not avx512, avx2 or generic") != NULL, "NNC_ISA=%s: '%s' does not say why", shown,
                o.err);
-    const int narrow512 = fma512_narrow(); /* (and cpu_amd) */
-    const int narrow = expect == NNC_ISA_AVX2 || (expect == NNC_ISA_AVX512 && narrow512);
+    const cpu_id id = read_cpuinfo();
+    const int narrow = expect == NNC_ISA_AVX2 || (expect == NNC_ISA_AVX512 && fma512_narrow(&id));
     CHECKF(o.narrow == narrow, "NNC_ISA=%s: nnc_isa_fma_narrow() %d, expected %d", shown, o.narrow, narrow);
-    const int early = narrow || (expect == NNC_ISA_AVX512 && cpu_amd);
+    const int early = narrow || (expect == NNC_ISA_AVX512 && id.amd);
     CHECKF(o.early == early, "NNC_ISA=%s: nnc_isa_wino_early() %d, expected %d", shown, o.early, early);
 #if defined(NNC_TEST_ISA_VARIANTS)
     CHECKF(o.direct == (expect != NNC_ISA_GENERIC), "NNC_ISA=%s: nnc_conv_direct_ok() %d at %s", shown, o.direct,
