@@ -475,6 +475,25 @@ void emit_vision_op(Emitter *e, int t)
  * order); in double (the finite-difference checks' precision) they stay
  * plain loops that walk the channels one by one, 16 lanes per row with
  * row totals in double.  The elementwise ops run in memory order. */
+/* Whether BatchNorm's per-channel factors go into tables on the stack
+ * before the elementwise passes, rather than being computed for each row
+ * of L elements: where the rows are short (x [N, C] has rows of one
+ * element, where a sqrt and a division per element took 12 ns), for C
+ * small enough that the tables (4 C reals at most) fit a stack frame. */
+static int64_t bn_row(Shape s)
+{
+    int64_t L = 1;
+    for (int i = 2; i < s.nd; i++)
+        L *= s.d[i];
+    return L;
+}
+static int bn_tables(Shape s) { return bn_row(s) < 64 && s.d[1] <= 4096; }
+
+/* The loops the threads split with the tables: the examples alone for
+ * rows under 16 elements, so that the channels' loop vectorizes (an
+ * example's C L elements, in memory order), else examples and channels. */
+static int bn_split(Shape s) { return bn_row(s) < 16 ? 1 : 2; }
+
 void emit_bn_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -518,10 +537,26 @@ void emit_bn_op(Emitter *e, int t)
         const char *x = emit_ref(e, n->in[0]), *st = emit_ref(e, n->in[1]), *w = emit_ref(e, n->in[2]),
                    *b = emit_ref(e, n->in[3]);
         P(e, "        (void)M;\n");
-        emit_parallel(e, "        ", 2, emit_nd(e, n->in[0])->shape, 3);
-        P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
-        P(e, "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n",
-          e->real, st, e->real, st, n->fval, w, b);
+        if (bn_tables(s)) {
+            P(e, "        %s mu_[%lld], sc_[%lld], sh_[%lld];\n", e->real, (long long)s.d[1], (long long)s.d[1],
+              (long long)s.d[1]);
+            P(e, "        for (int64_t c = 0; c < C; c++) {\n");
+            P(e,
+              "            mu_[c] = %s[c], sc_[c] = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh_[c] = "
+              "%s[c];\n",
+              st, e->real, st, n->fval, w, b);
+            P(e, "        }\n");
+            emit_parallel(e, "        ", bn_split(s), emit_nd(e, n->in[0])->shape, 3);
+            P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+            P(e, "            const %s mu = mu_[c], sc = sc_[c], sh = sh_[c];\n", e->real);
+        } else {
+            emit_parallel(e, "        ", 2, emit_nd(e, n->in[0])->shape, 3);
+            P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+            P(e,
+              "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = "
+              "%s[c];\n",
+              e->real, st, e->real, st, n->fval, w, b);
+        }
         P(e, "            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", e->real,
           x, e->real, y);
         /* plus a residual and a relu that plan.c folded in */
@@ -573,13 +608,26 @@ void emit_bn_op(Emitter *e, int t)
         /* dx = w rstd (dy - mean(dy)) - (x - mean) w rstd^2 mean(dy xhat) */
         const char *dy = emit_ref(e, n->in[0]), *x = emit_ref(e, n->in[1]), *st = emit_ref(e, n->in[2]),
                    *w = emit_ref(e, n->in[3]), *gr = emit_ref(e, n->in[4]);
-        emit_parallel(e, "        ", 2, emit_nd(e, n->in[1])->shape, 4);
-        P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+        const int tab = bn_tables(s);
+        if (tab) {
+            const long long C = (long long)s.d[1];
+            P(e, "        %s mu_[%lld], a_[%lld], mdy_[%lld], k2_[%lld];\n", e->real, C, C, C, C);
+            P(e, "        for (int64_t c = 0; c < C; c++) {\n");
+        } else {
+            emit_parallel(e, "        ", 2, emit_nd(e, n->in[1])->shape, 4);
+            P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+        }
         P(e, "            const double rstd = 1.0 / sqrt((double)%s[C + c] + %.17g), k1 = (double)%s[c] * rstd;\n", st,
           n->fval, w);
         P(e, "            const %s mu = %s[c], a = (%s)k1, mdy = (%s)((double)%s[C + c] / M),\n", e->real, st, e->real,
           e->real, gr);
         P(e, "                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", e->real, gr);
+        if (tab) {
+            P(e, "            mu_[c] = mu, a_[c] = a, mdy_[c] = mdy, k2_[c] = k2;\n        }\n");
+            emit_parallel(e, "        ", bn_split(s), emit_nd(e, n->in[1])->shape, 4);
+            P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+            P(e, "            const %s mu = mu_[c], a = a_[c], mdy = mdy_[c], k2 = k2_[c];\n", e->real);
+        }
         P(e, "            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", e->real, x, dy);
         P(e, "            %s *yr = %s + (b * C + c) * L;\n", e->real, y);
         const char *mask = n->nin > 5 ? emit_ref(e, n->in[5]) : NULL;

@@ -732,10 +732,14 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
+        float mu_[64], sc_[64], sh_[64];
+        for (int64_t c = 0; c < C; c++) {
+            mu_[c] = r_bn2_st[c], sc_[c] = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh_[c] = r_bn2_bias[c];
+        }
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            const float mu = mu_[c], sc = sc_[c], sh = sh_[c];
             const float *xr = r_conv2 + (b * C + c) * L;
             float *yr = r_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
@@ -1033,10 +1037,14 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
+        float mu_[64], sc_[64], sh_[64];
+        for (int64_t c = 0; c < C; c++) {
+            mu_[c] = r_bn2_st[c], sc_[c] = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh_[c] = r_bn2_bias[c];
+        }
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            const float mu = mu_[c], sc = sc_[c], sh = sh_[c];
             const float *xr = r_conv2 + (b * C + c) * L;
             float *yr = r_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
@@ -1333,10 +1341,14 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
+        float mu_[64], sc_[64], sh_[64];
+        for (int64_t c = 0; c < C; c++) {
+            mu_[c] = r_bn2_st[c], sc_[c] = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh_[c] = r_bn2_bias[c];
+        }
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            const float mu = mu_[c], sc = sc_[c], sh = sh_[c];
             const float *xr = r_conv2 + (b * C + c) * L;
             float *yr = r_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
@@ -1646,12 +1658,17 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
-        for (int64_t b = 0; b < N; b++)
+        float mu_[64], a_[64], mdy_[64], k2_[64];
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
             const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
+            mu_[c] = mu, a_[c] = a, mdy_[c] = mdy, k2_[c] = k2;
+        }
+        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = mu_[c], a = a_[c], mdy = mdy_[c], k2 = k2_[c];
             const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
             float *yr = r_d_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -1905,12 +1922,17 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
-        for (int64_t b = 0; b < N; b++)
+        float mu_[64], a_[64], mdy_[64], k2_[64];
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
             const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
+            mu_[c] = mu, a_[c] = a, mdy_[c] = mdy, k2_[c] = k2;
+        }
+        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = mu_[c], a = a_[c], mdy = mdy_[c], k2 = k2_[c];
             const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
             float *yr = r_d_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -2163,12 +2185,17 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
-        for (int64_t b = 0; b < N; b++)
+        float mu_[64], a_[64], mdy_[64], k2_[64];
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
             const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
+            mu_[c] = mu, a_[c] = a, mdy_[c] = mdy, k2_[c] = k2;
+        }
+        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = mu_[c], a = a_[c], mdy = mdy_[c], k2 = k2_[c];
             const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
             float *yr = r_d_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
