@@ -30,6 +30,9 @@ static const char *causal_kernel(const IrNode *n)
     case KERNEL_CAUSAL_NT: return "nnc_matmul_causal_nt_f32";
     case KERNEL_LOWER_NN: return "nnc_matmul_lower_nn_f32";
     case KERNEL_LOWER_TN: return "nnc_matmul_lower_tn_f32";
+    case KERNEL_FULL_NT: return "nnc_matmul_full_nt_f32";
+    case KERNEL_FULL_NN: return "nnc_matmul_full_nn_f32";
+    case KERNEL_FULL_TN: return "nnc_matmul_full_tn_f32";
     default: return NULL;
     }
 }
@@ -99,8 +102,7 @@ void emit_matmul(Emitter *e, int t)
     if (kernel)
         /* kernel.c's choice: the products of causal attention, by the triangle */
         P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + %s, %s);\n", kernel, (long long)so.d[no - 2],
-          !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, c, co,
-          ldc);
+          n->tb ? K : N, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, c, co, ldc);
     else
         P(e,
           "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, "

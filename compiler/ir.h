@@ -63,6 +63,9 @@ typedef enum KernelKind {
     KERNEL_CAUSAL_NT, /* batched A Bᵀ on and below the diagonal (attn.c) */
     KERNEL_LOWER_NN,  /* batched A B with A lower triangular (attn.c) */
     KERNEL_LOWER_TN,  /* batched Aᵀ B with A lower triangular (attn.c) */
+    KERNEL_FULL_NT,   /* batched A Bᵀ of a [T, T] result, whole (attn.c) */
+    KERNEL_FULL_NN,   /* batched A B with A [T, T] (attn.c) */
+    KERNEL_FULL_TN,   /* batched Aᵀ B with A [T, T] (attn.c) */
     KERNEL_CONV_GEN,  /* convolution: the general kernel (conv_cols.c; ir_conv_general) */
 } KernelKind;
 

@@ -97,6 +97,24 @@ void NNC_ISA_FN(nnc_matmul_lower_tn_f32)(int64_t T, int64_t N, float alpha, cons
 {
     full_nn(1, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
+
+void NNC_ISA_FN(nnc_matmul_full_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
+}
+
+void NNC_ISA_FN(nnc_matmul_full_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    full_nn(0, T, N, alpha, a, lda, b, ldb, c, ldc);
+}
+
+void NNC_ISA_FN(nnc_matmul_full_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    full_nn(1, T, N, alpha, a, lda, b, ldb, c, ldc);
+}
 #else
 #include <immintrin.h>
 
@@ -286,8 +304,10 @@ static void transpose(int64_t T, int64_t Tp, int64_t K, const float *b, int64_t 
             bt[k * Tp + j] = j < T ? b[j * ldb + k] : 0.0f;
 }
 
-void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
-                                          const float *b, int64_t ldb, float *c, int64_t ldc)
+/* The scores' product by blocks of keys: of the causal triangle (causal
+ * 1) or of the whole matrix (0). */
+static void scores(int causal, int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
+                   int64_t ldb, float *c, int64_t ldc)
 {
     /* bᵀ goes to the stack in blocks of JB columns (keys), a multiple of
      * NNC_CAUSAL_NT_KEYS, all of T where it fits: [K][JB], so that a row of
@@ -306,14 +326,48 @@ void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, con
     for (int64_t j0 = 0; j0 < T; j0 += JB) {
         const int64_t jn = T - j0 < JB ? T - j0 : JB, jp = (jn + VL - 1) / VL * VL;
         transpose(jn, jp, K, b + j0 * ldb, ldb, bt);
-        /* rows r0..r0+3 need the columns up to r0 + 3: its vector and
-         * those before, but none past T; rows before j0 none of these */
-        for (int64_t r0 = j0; r0 < T; r0 += MR) {
+        /* causal: rows r0..r0+3 need the columns up to r0 + 3: its
+         * vector and those before, but none past T; rows before j0 none
+         * of these */
+        for (int64_t r0 = causal ? j0 : 0; r0 < T; r0 += MR) {
             const int mr = T - r0 < MR ? (int)(T - r0) : MR;
-            int64_t n = ((r0 + mr - 1) / VL + 1) * VL;
+            int64_t n = causal ? ((r0 + mr - 1) / VL + 1) * VL : j0 + jn;
             n = (n < j0 + jn ? n : j0 + jn) - j0;
             row_strip(a, lda, 1, bt, jp, c + j0, ldc, r0, mr, n, 0, K, alpha);
         }
+    }
+}
+
+void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
+                                          const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+    scores(1, T, K, alpha, a, lda, b, ldb, c, ldc);
+}
+
+/* Full (non-causal) attention's products: the same blocks over every row
+ * and column, with no packing (nnc_gemm's copy of B was 10 % of a small
+ * ViT's step). */
+void NNC_ISA_FN(nnc_matmul_full_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    scores(0, T, K, alpha, a, lda, b, ldb, c, ldc);
+}
+
+void NNC_ISA_FN(nnc_matmul_full_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    for (int64_t r0 = 0; r0 < T; r0 += MR) {
+        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
+        row_strip(a, lda, 1, b, ldb, c, ldc, r0, mr, N, 0, T, alpha);
+    }
+}
+
+void NNC_ISA_FN(nnc_matmul_full_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    for (int64_t r0 = 0; r0 < T; r0 += MR) {
+        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
+        row_strip(a, 1, lda, b, ldb, c, ldc, r0, mr, N, 0, T, alpha);
     }
 }
 

@@ -561,6 +561,17 @@ void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, 
 void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                              int64_t ldb, float *c, int64_t ldc);
 
+/* Full (non-causal) attention's products, by the same kernels over
+ * every row and column: c[T][T] = alpha a bᵀ (a, b: [T][K], K as
+ * nnc_matmul_causal_nt_f32 takes it), c[T][N] = alpha a b and alpha aᵀ b
+ * (a: [T][T]).  Each element's sum runs over k in order. */
+void nnc_matmul_full_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float *c, int64_t ldc);
+void nnc_matmul_full_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float *c, int64_t ldc);
+void nnc_matmul_full_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float *c, int64_t ldc);
+
 /* ---- softmax over rows (softmax.c) ----------------------------------------- */
 
 /* y[r] = softmax(alpha x[r]) for `rows` contiguous rows of L floats;

@@ -441,6 +441,24 @@ void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, 
     nnc_matmul_lower_tn_f32_serial(T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 
+void nnc_matmul_full_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float *c, int64_t ldc)
+{
+    nnc_matmul_full_nt_f32_serial(T, K, alpha, a, lda, b, ldb, c, ldc);
+}
+
+void nnc_matmul_full_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float *c, int64_t ldc)
+{
+    nnc_matmul_full_nn_f32_serial(T, N, alpha, a, lda, b, ldb, c, ldc);
+}
+
+void nnc_matmul_full_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float *c, int64_t ldc)
+{
+    nnc_matmul_full_tn_f32_serial(T, N, alpha, a, lda, b, ldb, c, ldc);
+}
+
 /* ---- softmax rows: serial (generated code runs blocks of rows on the
  * threads) ------------------------------------------------------------------------ */
 

@@ -364,6 +364,76 @@ def lstm_lm(batch, ctx=32, vocab=65):
     return LstmLm(vocab), (ids,), torch.randint(0, vocab, (batch * ctx,))
 
 
+class SelfAttention(nn.Module):
+    """As std MultiHeadAttention without causal: query/key/value/out Linear
+    layers, scores, softmax, @ v (no fused scaled_dot_product_attention)."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.query, self.key, self.value, self.out = (nn.Linear(d, d) for _ in range(4))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        hd = d // self.heads
+
+        def split(z):  # [b, t, d] -> [b, heads, t, hd]
+            return z.reshape(b, t, self.heads, hd).transpose(1, 2)
+
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        s = (q @ k.transpose(2, 3)) * (1.0 / math.sqrt(hd))
+        y = F.softmax(s, dim=-1) @ v
+        return self.out(y.transpose(1, 2).reshape(b, t, d))
+
+
+class Enc(nn.Module):
+    """vit_tiny.nn's Enc: pre-LayerNorm attention and a 4x GELU (erf) MLP."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = SelfAttention(d, heads)
+        self.fc, self.proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        h = x + self.attn(self.ln1(x))
+        return h + self.proj(F.gelu(self.fc(self.ln2(h))))
+
+
+class VitTiny(nn.Module):
+    """vit_tiny.nn: 4x4 patches of 3x32x32 to 64 tokens of 96, positions,
+    4 encoder blocks (4 heads), LayerNorm, the mean over tokens, Linear."""
+
+    def __init__(self, d=96, layers=4, classes=10):
+        super().__init__()
+        self.d = d
+        self.patch = nn.Conv2d(3, d, 4, stride=4)
+        self.pos = nn.Parameter(torch.randn(64, d) * 0.02)
+        self.blocks = nn.Sequential(*[Enc(d, 4) for _ in range(layers)])
+        self.lnf = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, classes)
+
+    def forward(self, x):
+        t = self.patch(x).reshape(x.shape[0], self.d, 64).transpose(1, 2) + self.pos
+        return self.fc(self.lnf(self.blocks(t)).mean(1))
+
+
+class MlpBn(nn.Module):
+    """mlp_bn.nn: 1000 -> 512 -> BatchNorm1d -> relu -> 256 -> BatchNorm1d
+    -> relu -> Dropout(0.1) -> 20."""
+
+    def __init__(self, classes=20):
+        super().__init__()
+        self.f1, self.b1 = nn.Linear(1000, 512), nn.BatchNorm1d(512)
+        self.f2, self.b2 = nn.Linear(512, 256), nn.BatchNorm1d(256)
+        self.drop = nn.Dropout(0.1)
+        self.f3 = nn.Linear(256, classes)
+
+    def forward(self, x):
+        h = F.relu(self.b1(self.f1(x)))
+        return self.f3(self.drop(F.relu(self.b2(self.f2(h)))))
+
+
 # name -> (default batch, builder(batch) -> (module, inputs, target), optimizer)
 MODELS = {
     "digits_mlp": (64, classifier([64, 128, 10]), torch.optim.Adam),
@@ -383,6 +453,8 @@ MODELS = {
     "mobile_dw": (32, image_classifier(MobileDw, (3, 32, 32)), torch.optim.Adam),
     "lstm_lm": (16, lstm_lm, torch.optim.AdamW),
     "mbv2": (16, image_classifier(Mbv2, (3, 40, 40)), torch.optim.Adam),
+    "vit_tiny": (32, image_classifier(VitTiny, (3, 32, 32)), torch.optim.Adam),
+    "mlp_bn": (256, image_classifier(MlpBn, (1000,), classes=20), torch.optim.Adam),
 }
 
 

@@ -1,4 +1,5 @@
-/* test_attn.c — causal attention's product kernels (runtime/attn.c)
+/* test_attn.c — attention's product kernels (runtime/attn.c), causal
+ * and full (every row and column, a [T, T] operand with no zeros),
  * against plain double-precision products: T of 1 to 256, inner and
  * outer dims of 1 to 128 (more than one block of 4 column vectors at
  * AVX-512, of 3 at AVX2, and the blocks' tails: N of 8, 16, 24, 40, 56, 80
@@ -38,18 +39,21 @@ static float *filled(int64_t n, unsigned *seed)
 
 static int close_to(double got, double want, double scale) { return fabs(got - want) <= 1e-5 * scale + 1e-6; }
 
-/* c = alpha a bᵀ, lower triangle */
-static void check_nt(int64_t T, int64_t K, unsigned seed)
+/* c = alpha a bᵀ: the lower triangle (causal), or all of it (full) */
+static void check_nt(int64_t T, int64_t K, int full, unsigned seed)
 {
     const int64_t lda = K + 3, ldb = K + 5, ldc = T + 7;
     const float alpha = 0.37f, guard = 12345.0f;
     float *a = filled(T * lda, &seed), *b = filled(T * ldb, &seed), *c = malloc(sizeof(float) * (size_t)(T * ldc));
     for (int64_t i = 0; i < T * ldc; i++)
         c[i] = guard;
-    nnc_matmul_causal_nt_f32(T, K, alpha, a, lda, b, ldb, c, ldc);
+    if (full)
+        nnc_matmul_full_nt_f32(T, K, alpha, a, lda, b, ldb, c, ldc);
+    else
+        nnc_matmul_causal_nt_f32(T, K, alpha, a, lda, b, ldb, c, ldc);
     int bad = 0, touched = 0;
     for (int64_t i = 0; i < T; i++) {
-        for (int64_t j = 0; j <= i; j++) {
+        for (int64_t j = 0; j < (full ? T : i + 1); j++) {
             double s = 0, m = 0;
             for (int64_t k = 0; k < K; k++) {
                 s += (double)a[i * lda + k] * b[j * ldb + k];
@@ -60,25 +64,32 @@ static void check_nt(int64_t T, int64_t K, unsigned seed)
         for (int64_t j = T; j < ldc; j++)
             touched += c[i * ldc + j] != guard;
     }
-    CHECKF(bad == 0, "causal NT T=%lld K=%lld: %d entries wrong", (long long)T, (long long)K, bad);
-    CHECKF(touched == 0, "causal NT T=%lld K=%lld: %d pitch floats written", (long long)T, (long long)K, touched);
+    CHECKF(bad == 0, "%s NT T=%lld K=%lld: %d entries wrong", full ? "full" : "causal", (long long)T, (long long)K,
+           bad);
+    CHECKF(touched == 0, "%s NT T=%lld K=%lld: %d pitch floats written", full ? "full" : "causal", (long long)T,
+           (long long)K, touched);
     free(a);
     free(b);
     free(c);
 }
 
-/* c = alpha op(a) b with a lower triangular; tn: op(a) = aᵀ */
-static void check_lower(int64_t T, int64_t N, int tn, unsigned seed)
+/* c = alpha op(a) b with a lower triangular, or (full) any a [T][T];
+ * tn: op(a) = aᵀ */
+static void check_lower(int64_t T, int64_t N, int tn, int full, unsigned seed)
 {
     const int64_t lda = T + 3, ldb = N + 5, ldc = N + 2;
     const float alpha = tn ? 1.0f : -0.5f, guard = 12345.0f;
     float *a = filled(T * lda, &seed), *b = filled(T * ldb, &seed), *c = malloc(sizeof(float) * (size_t)(T * ldc));
-    for (int64_t i = 0; i < T; i++)
+    for (int64_t i = 0; i < T && !full; i++)
         for (int64_t j = i + 1; j < T; j++)
             a[i * lda + j] = 0.0f;
     for (int64_t i = 0; i < T * ldc; i++)
         c[i] = guard;
-    if (tn)
+    if (full && tn)
+        nnc_matmul_full_tn_f32(T, N, alpha, a, lda, b, ldb, c, ldc);
+    else if (full)
+        nnc_matmul_full_nn_f32(T, N, alpha, a, lda, b, ldb, c, ldc);
+    else if (tn)
         nnc_matmul_lower_tn_f32(T, N, alpha, a, lda, b, ldb, c, ldc);
     else
         nnc_matmul_lower_nn_f32(T, N, alpha, a, lda, b, ldb, c, ldc);
@@ -96,9 +107,10 @@ static void check_lower(int64_t T, int64_t N, int tn, unsigned seed)
         for (int64_t n = N; n < ldc; n++)
             touched += c[i * ldc + n] != guard;
     }
-    CHECKF(bad == 0, "lower %s T=%lld N=%lld: %d entries wrong", tn ? "TN" : "NN", (long long)T, (long long)N, bad);
-    CHECKF(touched == 0, "lower %s T=%lld N=%lld: %d pitch floats written", tn ? "TN" : "NN", (long long)T,
-           (long long)N, touched);
+    CHECKF(bad == 0, "%s %s T=%lld N=%lld: %d entries wrong", full ? "full" : "lower", tn ? "TN" : "NN", (long long)T,
+           (long long)N, bad);
+    CHECKF(touched == 0, "%s %s T=%lld N=%lld: %d pitch floats written", full ? "full" : "lower", tn ? "TN" : "NN",
+           (long long)T, (long long)N, touched);
     free(a);
     free(b);
     free(c);
@@ -121,11 +133,13 @@ int main(void)
     static const int64_t Ns[] = {1, 5, 8, 13, 16, 24, 32, 40, 48, 56, 64, 80};
     unsigned seed = 1;
     for (size_t t = 0; t < sizeof Ts / sizeof *Ts; t++) {
-        for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++)
-            check_nt(Ts[t], Ks[k], seed++);
-        for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++) {
-            check_lower(Ts[t], Ns[n], 0, seed++);
-            check_lower(Ts[t], Ns[n], 1, seed++);
+        for (int full = 0; full < 2; full++) {
+            for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++)
+                check_nt(Ts[t], Ks[k], full, seed++);
+            for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++) {
+                check_lower(Ts[t], Ns[n], 0, full, seed++);
+                check_lower(Ts[t], Ns[n], 1, full, seed++);
+            }
         }
     }
     return check_summary("test_attn");
