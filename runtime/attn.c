@@ -353,44 +353,42 @@ void NNC_ISA_FN(nnc_matmul_full_nt_f32)(int64_t T, int64_t K, float alpha, const
     scores(0, T, K, alpha, a, lda, b, ldb, c, ldc);
 }
 
-void NNC_ISA_FN(nnc_matmul_full_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                                        int64_t ldb, float *c, int64_t ldc)
+/* c[T][N] = alpha op(a) b by blocks of MR rows, op(a) = a or (tn) aᵀ:
+ * of any a [T][T] (lower 0), or of a zero above its diagonal (lower 1):
+ * then row i of a b sums a[i][j] b[j] over j <= i, rows r0..r0+3 over j <
+ * r0 + 4 (the block's shorter rows add zeros), and row j of aᵀ b sums
+ * a[i][j] b[i] over i >= j, rows r0..r0+3 over i >= r0 */
+static void by_rows(int tn, int lower, int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                    int64_t ldb, float *c, int64_t ldc)
 {
     for (int64_t r0 = 0; r0 < T; r0 += MR) {
         const int mr = T - r0 < MR ? (int)(T - r0) : MR;
-        row_strip(a, lda, 1, b, ldb, c, ldc, r0, mr, N, 0, T, alpha);
+        const int64_t k0 = lower && tn ? r0 : 0, k1 = lower && !tn ? r0 + mr : T;
+        row_strip(a, tn ? 1 : lda, tn ? lda : 1, b, ldb, c, ldc, r0, mr, N, k0, k1, alpha);
     }
+}
+
+void NNC_ISA_FN(nnc_matmul_full_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    by_rows(0, 0, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 
 void NNC_ISA_FN(nnc_matmul_full_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                                         int64_t ldb, float *c, int64_t ldc)
 {
-    for (int64_t r0 = 0; r0 < T; r0 += MR) {
-        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
-        row_strip(a, 1, lda, b, ldb, c, ldc, r0, mr, N, 0, T, alpha);
-    }
+    by_rows(1, 0, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 
 void NNC_ISA_FN(nnc_matmul_lower_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                                          int64_t ldb, float *c, int64_t ldc)
 {
-    /* row i sums a[i][j] b[j] over j <= i: rows r0..r0+3 over j < r0 + 4
-     * (a is zero above the diagonal, so the block's shorter rows add
-     * zeros) */
-    for (int64_t r0 = 0; r0 < T; r0 += MR) {
-        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
-        row_strip(a, lda, 1, b, ldb, c, ldc, r0, mr, N, 0, r0 + mr, alpha);
-    }
+    by_rows(0, 1, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 
 void NNC_ISA_FN(nnc_matmul_lower_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                                          int64_t ldb, float *c, int64_t ldc)
 {
-    /* row j of aᵀ b sums a[i][j] b[i] over i >= j: rows r0..r0+3 over
-     * i >= r0 */
-    for (int64_t r0 = 0; r0 < T; r0 += MR) {
-        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
-        row_strip(a, 1, lda, b, ldb, c, ldc, r0, mr, N, r0, T, alpha);
-    }
+    by_rows(1, 1, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 #endif

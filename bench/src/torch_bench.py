@@ -56,17 +56,18 @@ def classifier(sizes):
     return build
 
 
-class CausalSelfAttention(nn.Module):
-    """Hand-written causal attention, as std MultiHeadAttention(causal: true):
-    separate query/key/value/out Linear layers, scores, masked_fill(-inf),
-    softmax, @ v (no fused scaled_dot_product_attention)."""
+class SelfAttention(nn.Module):
+    """Hand-written attention, as std MultiHeadAttention: separate
+    query/key/value/out Linear layers, scores, softmax, @ v (no fused
+    scaled_dot_product_attention); with ctx, causal: masked_fill(-inf)
+    above the diagonal first."""
 
-    def __init__(self, d, heads, ctx):
+    def __init__(self, d, heads, ctx=None):
         super().__init__()
         self.heads = heads
         self.query, self.key, self.value, self.out = (nn.Linear(d, d) for _ in range(4))
-        self.register_buffer("mask", torch.triu(torch.ones(ctx, ctx, dtype=torch.bool), 1),
-                             persistent=False)  # state_dict as nnc's
+        mask = None if ctx is None else torch.triu(torch.ones(ctx, ctx, dtype=torch.bool), 1)
+        self.register_buffer("mask", mask, persistent=False)  # state_dict as nnc's
 
     def forward(self, x):
         b, t, d = x.shape
@@ -77,7 +78,8 @@ class CausalSelfAttention(nn.Module):
 
         q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
         s = (q @ k.transpose(2, 3)) * (1.0 / math.sqrt(hd))
-        s = s.masked_fill(self.mask[:t, :t], float("-inf"))
+        if self.mask is not None:
+            s = s.masked_fill(self.mask[:t, :t], float("-inf"))
         a = torch.softmax(s, dim=-1) @ v
         return self.out(a.transpose(1, 2).reshape(b, t, d))
 
@@ -88,7 +90,7 @@ class Block(nn.Module):
     def __init__(self, d, heads, ctx):
         super().__init__()
         self.ln1 = nn.LayerNorm(d)
-        self.attn = CausalSelfAttention(d, heads, ctx)
+        self.attn = SelfAttention(d, heads, ctx)
         self.ln2 = nn.LayerNorm(d)
         self.fc = nn.Linear(d, 4 * d)
         self.gelu = nn.GELU(approximate="tanh")
@@ -362,28 +364,6 @@ class LstmLm(nn.Module):
 def lstm_lm(batch, ctx=32, vocab=65):
     ids = torch.randint(0, vocab, (batch, ctx))
     return LstmLm(vocab), (ids,), torch.randint(0, vocab, (batch * ctx,))
-
-
-class SelfAttention(nn.Module):
-    """As std MultiHeadAttention without causal: query/key/value/out Linear
-    layers, scores, softmax, @ v (no fused scaled_dot_product_attention)."""
-
-    def __init__(self, d, heads):
-        super().__init__()
-        self.heads = heads
-        self.query, self.key, self.value, self.out = (nn.Linear(d, d) for _ in range(4))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        hd = d // self.heads
-
-        def split(z):  # [b, t, d] -> [b, heads, t, hd]
-            return z.reshape(b, t, self.heads, hd).transpose(1, 2)
-
-        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
-        s = (q @ k.transpose(2, 3)) * (1.0 / math.sqrt(hd))
-        y = F.softmax(s, dim=-1) @ v
-        return self.out(y.transpose(1, 2).reshape(b, t, d))
 
 
 class Enc(nn.Module):
