@@ -3,7 +3,7 @@
  * prints one node's code by its op.
  *
  * Matmuls go to cblas_sgemm: one GEMM, or one per matrix of a batched
- * product with broadcast operands (the causal products of attention to
+ * product with broadcast operands (attention's products to
  * runtime/attn.c's kernels).  Permute, concat, slice and pad are copies.
  * Softmax and the other row ops, the losses, embeddings, layer norm and
  * the causal mask loop over rows, summing in lanes (emit_loops.c).
@@ -22,9 +22,9 @@ static void loops(Emitter *e, Shape s, int upto, const char *indent)
         P(e, "%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, emit_dim(s, k), k);
 }
 
-/* The function of attn.c's causal products that kernel.c chose, or NULL
- * for a GEMM. */
-static const char *causal_kernel(const IrNode *n)
+/* The function of attn.c's products (causal or full attention) that
+ * kernel.c chose, or NULL for a GEMM. */
+static const char *attn_kernel(const IrNode *n)
 {
     switch (n->kernel) {
     case KERNEL_CAUSAL_NT: return "nnc_matmul_causal_nt_f32";
@@ -98,9 +98,9 @@ void emit_matmul(Emitter *e, int t)
         co = head_offset(so);
         ldc = head_pitch(so);
     }
-    const char *kernel = causal_kernel(n);
+    const char *kernel = attn_kernel(n);
     if (kernel)
-        /* kernel.c's choice: the products of causal attention, by the triangle */
+        /* kernel.c's choice: attention's products, causal by the triangle */
         P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + %s, %s);\n", kernel, (long long)so.d[no - 2],
           n->tb ? K : N, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, c, co, ldc);
     else

@@ -469,12 +469,6 @@ void emit_vision_op(Emitter *e, int t)
 
 /* ---- batch norm ------------------------------------------------------------------ */
 
-/* BatchNorm (elab.c's batch_norm_prim) over x [N, C, ...] as [N, C, L]:
- * channel c is N rows of L contiguous elements.  The channel sums are
- * runtime/bn.c's in float (vector code over blocks of channels in memory
- * order); in double (the finite-difference checks' precision) they stay
- * plain loops that walk the channels one by one, 16 lanes per row with
- * row totals in double.  The elementwise ops run in memory order. */
 /* Whether BatchNorm's per-channel factors go into tables on the stack
  * before the elementwise passes, rather than being computed for each row
  * of L elements: where the rows are short (x [N, C] has rows of one
@@ -494,6 +488,12 @@ static int bn_tables(Shape s) { return bn_row(s) < 64 && s.d[1] <= 4096; }
  * example's C L elements, in memory order), else examples and channels. */
 static int bn_split(Shape s) { return bn_row(s) < 16 ? 1 : 2; }
 
+/* BatchNorm (elab.c's batch_norm_prim) over x [N, C, ...] as [N, C, L]:
+ * channel c is N rows of L contiguous elements.  The channel sums are
+ * runtime/bn.c's in float (vector code over blocks of channels in memory
+ * order); in double (the finite-difference checks' precision) they stay
+ * plain loops that walk the channels one by one, 16 lanes per row with
+ * row totals in double.  The elementwise ops run in memory order. */
 void emit_bn_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -537,25 +537,23 @@ void emit_bn_op(Emitter *e, int t)
         const char *x = emit_ref(e, n->in[0]), *st = emit_ref(e, n->in[1]), *w = emit_ref(e, n->in[2]),
                    *b = emit_ref(e, n->in[3]);
         P(e, "        (void)M;\n");
-        if (bn_tables(s)) {
-            P(e, "        %s mu_[%lld], sc_[%lld], sh_[%lld];\n", e->real, (long long)s.d[1], (long long)s.d[1],
-              (long long)s.d[1]);
+        /* the channel's factors: into the tables first, or for each row */
+        const int tab = bn_tables(s);
+        if (tab) {
+            const long long C = (long long)s.d[1];
+            P(e, "        %s mu_[%lld], sc_[%lld], sh_[%lld];\n", e->real, C, C, C);
             P(e, "        for (int64_t c = 0; c < C; c++) {\n");
-            P(e,
-              "            mu_[c] = %s[c], sc_[c] = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh_[c] = "
-              "%s[c];\n",
-              st, e->real, st, n->fval, w, b);
-            P(e, "        }\n");
-            emit_parallel(e, "        ", bn_split(s), emit_nd(e, n->in[0])->shape, 3);
-            P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
-            P(e, "            const %s mu = mu_[c], sc = sc_[c], sh = sh_[c];\n", e->real);
         } else {
             emit_parallel(e, "        ", 2, emit_nd(e, n->in[0])->shape, 3);
             P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
-            P(e,
-              "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = "
-              "%s[c];\n",
-              e->real, st, e->real, st, n->fval, w, b);
+        }
+        P(e, "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n",
+          e->real, st, e->real, st, n->fval, w, b);
+        if (tab) {
+            P(e, "            mu_[c] = mu, sc_[c] = sc, sh_[c] = sh;\n        }\n");
+            emit_parallel(e, "        ", bn_split(s), emit_nd(e, n->in[0])->shape, 3);
+            P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+            P(e, "            const %s mu = mu_[c], sc = sc_[c], sh = sh_[c];\n", e->real);
         }
         P(e, "            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", e->real,
           x, e->real, y);

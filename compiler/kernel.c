@@ -130,13 +130,15 @@ static KernelKind full(const IrNode *n, Shape sa, int64_t T, int64_t N)
     return KERNEL_LOOPS;
 }
 
-/* A batched matmul plan.c marked causal (mark_causal_products) goes to
- * attn.c's kernels, which compute only the triangle that is read or
+/* attn.c's kernels for a batched float matmul, or KERNEL_LOOPS (a
+ * GEMM).  One that plan.c marked causal (mark_causal_products) goes to
+ * the kernels that compute only the triangle that is read or
  * nonzero: float [T, T] matrices of any T (a last partial vector or block
  * of rows is masked), and the sizes the kernels take (the causal Bᵀ
  * product copies bᵀ to the stack, at least NNC_CAUSAL_NT_KEYS keys at a
- * time: K up to NNC_CAUSAL_NT_MAX / NNC_CAUSAL_NT_KEYS). */
-static KernelKind causal(const IrNode *n, const Graph *g, int f64)
+ * time: K up to NNC_CAUSAL_NT_MAX / NNC_CAUSAL_NT_KEYS); one that is not
+ * to full(), above. */
+static KernelKind attn_kernel(const IrNode *n, const Graph *g, int f64)
 {
     const Shape so = n->shape, sa = ir_matmul_operand(g, n, 0), sb = ir_matmul_operand(g, n, 1);
     if (f64 || so.nd < 3)
@@ -177,7 +179,7 @@ void kernel_select(Graph *g, int f64)
         case IR_CONV2D:
         case IR_CONV2D_BWD_DATA:
         case IR_CONV2D_BWD_FILTER: choose(n, g, f64); break;
-        case IR_MATMUL: n->kernel = causal(n, g, f64); break;
+        case IR_MATMUL: n->kernel = attn_kernel(n, g, f64); break;
         case IR_MAXPOOL:
         case IR_MAXPOOL_BWD: n->kernel = maxpool(g, n, f64); break;
         /* bn.c's channel sums in float; double (the gradient checks)

@@ -73,47 +73,21 @@ static void full_nt(int64_t T, int64_t K, float alpha, const float *a, int64_t l
 #endif
 
 #if !defined(ATTN_VL)
-static void full_nn(int ta, int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                    float *c, int64_t ldc)
+/* the generic build: the full products, whatever the triangle (causal,
+ * lower: the same contracts, below) */
+static void scores(int causal, int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
+                   int64_t ldb, float *c, int64_t ldc)
 {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)T, (int)N, (int)T, alpha, a, (int)lda,
+    (void)causal;
+    full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
+}
+
+static void by_rows(int tn, int lower, int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                    int64_t ldb, float *c, int64_t ldc)
+{
+    (void)lower;
+    cblas_sgemm(CblasRowMajor, tn ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)T, (int)N, (int)T, alpha, a, (int)lda,
                 b, (int)ldb, 0.0f, c, (int)ldc);
-}
-
-void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
-                                          const float *b, int64_t ldb, float *c, int64_t ldc)
-{
-    full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
-}
-
-void NNC_ISA_FN(nnc_matmul_lower_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                                         int64_t ldb, float *c, int64_t ldc)
-{
-    full_nn(0, T, N, alpha, a, lda, b, ldb, c, ldc);
-}
-
-void NNC_ISA_FN(nnc_matmul_lower_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                                         int64_t ldb, float *c, int64_t ldc)
-{
-    full_nn(1, T, N, alpha, a, lda, b, ldb, c, ldc);
-}
-
-void NNC_ISA_FN(nnc_matmul_full_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
-                                        int64_t ldb, float *c, int64_t ldc)
-{
-    full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
-}
-
-void NNC_ISA_FN(nnc_matmul_full_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                                        int64_t ldb, float *c, int64_t ldc)
-{
-    full_nn(0, T, N, alpha, a, lda, b, ldb, c, ldc);
-}
-
-void NNC_ISA_FN(nnc_matmul_full_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                                        int64_t ldb, float *c, int64_t ldc)
-{
-    full_nn(1, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 #else
 #include <immintrin.h>
@@ -338,21 +312,6 @@ static void scores(int causal, int64_t T, int64_t K, float alpha, const float *a
     }
 }
 
-void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
-                                          const float *b, int64_t ldb, float *c, int64_t ldc)
-{
-    scores(1, T, K, alpha, a, lda, b, ldb, c, ldc);
-}
-
-/* Full (non-causal) attention's products: the same blocks over every row
- * and column, with no packing (nnc_gemm's copy of B was 10 % of a small
- * ViT's step). */
-void NNC_ISA_FN(nnc_matmul_full_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
-                                        int64_t ldb, float *c, int64_t ldc)
-{
-    scores(0, T, K, alpha, a, lda, b, ldb, c, ldc);
-}
-
 /* c[T][N] = alpha op(a) b by blocks of MR rows, op(a) = a or (tn) aᵀ:
  * of any a [T][T] (lower 0), or of a zero above its diagonal (lower 1):
  * then row i of a b sums a[i][j] b[j] over j <= i, rows r0..r0+3 over j <
@@ -368,16 +327,15 @@ static void by_rows(int tn, int lower, int64_t T, int64_t N, float alpha, const 
     }
 }
 
-void NNC_ISA_FN(nnc_matmul_full_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                                        int64_t ldb, float *c, int64_t ldc)
-{
-    by_rows(0, 0, T, N, alpha, a, lda, b, ldb, c, ldc);
-}
+#endif
 
-void NNC_ISA_FN(nnc_matmul_full_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                                        int64_t ldb, float *c, int64_t ldc)
+/* The products' entries, in every build (kernels.def, threads.c).
+ * Causal attention: the scores on and below the diagonal, and the
+ * products with a zero above it. */
+void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
+                                          const float *b, int64_t ldb, float *c, int64_t ldc)
 {
-    by_rows(1, 0, T, N, alpha, a, lda, b, ldb, c, ldc);
+    scores(1, T, K, alpha, a, lda, b, ldb, c, ldc);
 }
 
 void NNC_ISA_FN(nnc_matmul_lower_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
@@ -391,4 +349,24 @@ void NNC_ISA_FN(nnc_matmul_lower_tn_f32)(int64_t T, int64_t N, float alpha, cons
 {
     by_rows(1, 1, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
-#endif
+
+/* Full (non-causal) attention's products: the same blocks over every row
+ * and column, with no packing (nnc_gemm's copy of B was 10 % of a small
+ * ViT's step). */
+void NNC_ISA_FN(nnc_matmul_full_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    scores(0, T, K, alpha, a, lda, b, ldb, c, ldc);
+}
+
+void NNC_ISA_FN(nnc_matmul_full_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    by_rows(0, 0, T, N, alpha, a, lda, b, ldb, c, ldc);
+}
+
+void NNC_ISA_FN(nnc_matmul_full_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                        int64_t ldb, float *c, int64_t ldc)
+{
+    by_rows(1, 0, T, N, alpha, a, lda, b, ldb, c, ldc);
+}

@@ -734,7 +734,8 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
         (void)M;
         float mu_[64], sc_[64], sh_[64];
         for (int64_t c = 0; c < C; c++) {
-            mu_[c] = r_bn2_st[c], sc_[c] = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh_[c] = r_bn2_bias[c];
+            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            mu_[c] = mu, sc_[c] = sc, sh_[c] = sh;
         }
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -1039,7 +1040,8 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
         (void)M;
         float mu_[64], sc_[64], sh_[64];
         for (int64_t c = 0; c < C; c++) {
-            mu_[c] = r_bn2_st[c], sc_[c] = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh_[c] = r_bn2_bias[c];
+            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            mu_[c] = mu, sc_[c] = sc, sh_[c] = sh;
         }
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -1343,7 +1345,8 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
         (void)M;
         float mu_[64], sc_[64], sh_[64];
         for (int64_t c = 0; c < C; c++) {
-            mu_[c] = r_bn2_st[c], sc_[c] = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh_[c] = r_bn2_bias[c];
+            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            mu_[c] = mu, sc_[c] = sc, sh_[c] = sh;
         }
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
