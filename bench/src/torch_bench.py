@@ -414,6 +414,24 @@ class MlpBn(nn.Module):
         return self.f3(self.drop(F.relu(self.b2(self.f2(h)))))
 
 
+class Cnn1d(nn.Module):
+    """cnn1d.nn: Conv1d 9 -> 64 (7 taps), 64 (5), 128 (5, stride 2), 128
+    (3), 'same' padding, relu after each, the mean over time, Linear 6."""
+
+    def __init__(self, classes=6):
+        super().__init__()
+        self.c1 = nn.Conv1d(9, 64, 7, padding=3)
+        self.c2 = nn.Conv1d(64, 64, 5, padding=2)
+        self.c3 = nn.Conv1d(64, 128, 5, stride=2, padding=2)
+        self.c4 = nn.Conv1d(128, 128, 3, padding=1)
+        self.fc = nn.Linear(128, classes)
+
+    def forward(self, x):
+        h = F.relu(self.c2(F.relu(self.c1(x))))
+        h = F.relu(self.c4(F.relu(self.c3(h))))
+        return self.fc(h.mean(2))
+
+
 # name -> (default batch, builder(batch) -> (module, inputs, target), optimizer)
 MODELS = {
     "digits_mlp": (64, classifier([64, 128, 10]), torch.optim.Adam),
@@ -435,6 +453,7 @@ MODELS = {
     "mbv2": (16, image_classifier(Mbv2, (3, 40, 40)), torch.optim.Adam),
     "vit_tiny": (32, image_classifier(VitTiny, (3, 32, 32)), torch.optim.Adam),
     "mlp_bn": (256, image_classifier(MlpBn, (1000,), classes=20), torch.optim.Adam),
+    "cnn1d": (64, image_classifier(Cnn1d, (9, 128), classes=6), torch.optim.Adam),
 }
 
 
