@@ -608,8 +608,16 @@ static void NAME(gen_im2col)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
                     }
                     for (int64_t ow = 0; ow < lo; ow++)
                         row[ow] = (R)0;
-                    for (int64_t ow = lo; ow < hi; ow++)
-                        row[ow] = img[base + ow * g->sw];
+                    /* strides 1 and 2 as constants: a loop of unknown stride did not vectorize */
+                    if (g->sw == 1) /* a run of the row as it is */
+                        memcpy(row + lo, img + base + lo, sizeof(R) * (size_t)(hi - lo));
+                    else if (g->sw == 2) {
+                        const R *restrict src = img + base + 2 * lo; /* (in the image: base may be < 0) */
+                        for (int64_t k = 0; k < hi - lo; k++)
+                            row[lo + k] = src[2 * k];
+                    } else
+                        for (int64_t ow = lo; ow < hi; ow++)
+                            row[ow] = img[base + ow * g->sw];
                     for (int64_t ow = hi; ow < OW; ow++)
                         row[ow] = (R)0;
                 }
@@ -633,8 +641,18 @@ static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
                     const int64_t ih = oh * g->sh - g->ph + ki * g->dh, base = (c * H + ih) * W + off;
                     if (ih < 0 || ih >= H)
                         continue;
-                    for (int64_t ow = lo; ow < hi; ow++)
-                        img[base + ow * g->sw] += crow[oh * OW + ow];
+                    /* the same adds; at strides 1 and 2 as constants, they vectorize */
+                    R *restrict dst = img + base + lo * g->sw; /* (in the image: base may be < 0) */
+                    const R *restrict src = crow + oh * OW + lo;
+                    if (g->sw == 1)
+                        for (int64_t k = 0; k < hi - lo; k++)
+                            dst[k] += src[k];
+                    else if (g->sw == 2)
+                        for (int64_t k = 0; k < hi - lo; k++)
+                            dst[2 * k] += src[k];
+                    else
+                        for (int64_t ow = lo; ow < hi; ow++)
+                            img[base + ow * g->sw] += crow[oh * OW + ow];
                 }
             }
 }
