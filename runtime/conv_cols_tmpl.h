@@ -585,20 +585,30 @@ void NNC_ISA_FN(NAME(nnc_conv2d_cols_bwd_filter))(int64_t N, const R *dy, const 
  * its filters' part of the example's output.  Groups of one channel
  * (depthwise) go a channel at a time instead (dw_split, below). */
 
+/* Tap column kj's in-bounds output columns [lo, hi) and its input column
+ * offset off (iw = ow sw + off), alike for every channel and row: worked
+ * out once per tap, not per channel (two divisions by the stride, which
+ * took longer than a row's copy) */
+static inline void NAME(gen_span)(const nnc_conv2d_geom *g, int64_t OW, int64_t kj, int64_t *off, int64_t *lo,
+                                  int64_t *hi)
+{
+    const int64_t o = kj * g->dw - g->pw, W = g->W;
+    int64_t l = o < 0 ? (-o + g->sw - 1) / g->sw : 0, h = W - 1 - o >= 0 ? (W - 1 - o) / g->sw + 1 : 0;
+    l = l > OW ? OW : l;
+    *off = o, *lo = l, *hi = h > OW ? OW : h < l ? l : h;
+}
+
 /* the columns of one example, rows of pitch OH OW; the in-bounds output
  * columns of each row are a range [lo, hi), as im2col's */
 static void NAME(gen_im2col)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const R *img, R *col)
 {
     const int64_t H = g->H, W = g->W, P = OH * OW;
-    for (int64_t c = 0; c < g->C; c++)
-        for (int64_t ki = 0; ki < g->KH; ki++)
-            for (int64_t kj = 0; kj < g->KW; kj++) {
+    for (int64_t ki = 0; ki < g->KH; ki++)
+        for (int64_t kj = 0; kj < g->KW; kj++) {
+            int64_t off, lo, hi;
+            NAME(gen_span)(g, OW, kj, &off, &lo, &hi);
+            for (int64_t c = 0; c < g->C; c++) {
                 R *crow = col + ((c * g->KH + ki) * g->KW + kj) * P;
-                const int64_t off = kj * g->dw - g->pw; /* iw = ow sw + off */
-                int64_t lo = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
-                int64_t hi = W - 1 - off >= 0 ? (W - 1 - off) / g->sw + 1 : 0;
-                lo = lo > OW ? OW : lo;
-                hi = hi > OW ? OW : hi < lo ? lo : hi;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * g->sh - g->ph + ki * g->dh, base = (c * H + ih) * W + off;
                     R *row = crow + oh * OW;
@@ -622,21 +632,21 @@ static void NAME(gen_im2col)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
                         row[ow] = (R)0;
                 }
             }
+        }
 }
 
-/* img (cleared by the caller) += the columns, in gen_im2col's order */
+/* img (cleared by the caller) += the columns.  An image element's adds
+ * come from its channel's rows in tap order (ki, then kj), as when the
+ * channels were the outer loop: the same bits. */
 static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const R *col, R *img)
 {
     const int64_t H = g->H, W = g->W, P = OH * OW;
-    for (int64_t c = 0; c < g->C; c++)
-        for (int64_t ki = 0; ki < g->KH; ki++)
-            for (int64_t kj = 0; kj < g->KW; kj++) {
+    for (int64_t ki = 0; ki < g->KH; ki++)
+        for (int64_t kj = 0; kj < g->KW; kj++) {
+            int64_t off, lo, hi;
+            NAME(gen_span)(g, OW, kj, &off, &lo, &hi);
+            for (int64_t c = 0; c < g->C; c++) {
                 const R *crow = col + ((c * g->KH + ki) * g->KW + kj) * P;
-                const int64_t off = kj * g->dw - g->pw;
-                int64_t lo = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
-                int64_t hi = W - 1 - off >= 0 ? (W - 1 - off) / g->sw + 1 : 0;
-                lo = lo > OW ? OW : lo;
-                hi = hi > OW ? OW : hi < lo ? lo : hi;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * g->sh - g->ph + ki * g->dh, base = (c * H + ih) * W + off;
                     if (ih < 0 || ih >= H)
@@ -655,6 +665,7 @@ static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
                             img[base + ow * g->sw] += crow[oh * OW + ow];
                 }
             }
+        }
 }
 
 /* ---- depthwise layers in float at AVX2 and AVX-512: sums in registers ----
