@@ -1149,10 +1149,89 @@ static void dw_filter_vec(const nnc_conv2d_geom *g, const dw_plan *pl, int64_t O
 }
 #endif
 
+#if R_F32 && defined(DW_VEC)
+/* ---- grouped layers by conv.c's direct kernels, a group at a time ----
+ *
+ * A grouped layer whose groups have several channels (ResNeXt's 3x3
+ * layers: 8 groups of 8 or 16) ran one GEMM of Fg rows per group and
+ * example, 8 or 16 rows, at 45-70 GFLOP/s, while each group, taken alone,
+ * is a convolution of conv.c's own geometry: Cg channels to Fg over the
+ * same image, equal strides of 1 or 2 and one padding.  So each example's
+ * group goes to the direct kernels as a layer of its own (x's channels of
+ * the group are contiguous in the example, and so are y's, dy's and
+ * dx's): 1.5-3.8x as fast (1 thread, Zen 5, batch 32, 8 groups, 3x3;
+ * docs/decisions.md).  The kernel's gradient sums a group's examples in
+ * order, each example's dW_k into a partial after the work.  Grids under
+ * 64 positions keep the columns, as kernel.c decides for other layers
+ * (nnc_conv2d_gen_group_work, whose work nnc_conv2d_gen_work includes).
+ * The choice depends on the shapes only, so the bits do not depend on the
+ * threads. */
+
+/* whether pass (NNC_CONV_*) of layer g goes by groups (nnc_conv.h sized
+ * the work for it) */
+static int grp_ok(const nnc_conv2d_geom *g, int pass, int64_t work_len)
+{
+    const int64_t need = nnc_conv2d_gen_group_work(g, pass);
+    return need >= 0 && need <= work_len;
+}
+
+/* pass NNC_CONV_FWD: y from x (and bias, relu); NNC_CONV_DATA: dx from dy
+ * (in, plus add); NNC_CONV_FILTER: dW from dy (in) and x */
+static void grp_run(int pass, int64_t N, const float *in, const float *w, const float *x, float *out, const float *add,
+                    const float *bias, int relu, const nnc_conv2d_geom *g, float *work)
+{
+    const int64_t G = g->groups, Cg = g->C / G, Fg = g->F / G, KH = g->KH, KW = g->KW, S = g->sh, pad = g->ph,
+                  HW = g->H * g->W, P = nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g), Wg = Fg * Cg * KH * KW,
+                  X = g->C * HW, Y = g->F * P, len = nnc_conv2d_gen_group_work(g, pass);
+    if (pass == NNC_CONV_FILTER) {
+        float *part = work + len - Wg; /* one example's dW_k */
+        for (int64_t k = 0; k < G; k++)
+            for (int64_t b = 0; b < N; b++) {
+                float *o = b == 0 ? out + k * Wg : part;
+                NNC_ISA_FN(nnc_conv2d_bwd_filter_f32)
+                (1, in + b * Y + k * Fg * P, x + b * X + k * Cg * HW, o, Cg, g->H, g->W, Fg, KH, KW, S, pad, work,
+                 len - Wg);
+                if (b > 0)
+                    for (int64_t i = 0; i < Wg; i++)
+                        out[k * Wg + i] += part[i];
+            }
+        if (N <= 0)
+            memset(out, 0, sizeof(float) * (size_t)(G * Wg));
+        return;
+    }
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t k = 0; k < G; k++) {
+            const float *wk = w + k * Wg;
+            if (pass == NNC_CONV_FWD) {
+                const float *xb = in + b * X + k * Cg * HW, *bk = bias ? bias + k * Fg : NULL;
+                float *yb = out + b * Y + k * Fg * P;
+                if (S == 1)
+                    NNC_ISA_FN(nnc_conv2d_s1_f32)(1, xb, wk, yb, Cg, g->H, g->W, Fg, KH, KW, pad, bk, relu, work, len);
+                else
+                    NNC_ISA_FN(nnc_conv2d_s2_f32)(1, xb, wk, yb, Cg, g->H, g->W, Fg, KH, KW, pad, bk, relu, work, len);
+            } else {
+                const float *db = in + b * Y + k * Fg * P, *ab = add ? add + b * X + k * Cg * HW : NULL;
+                float *xb = out + b * X + k * Cg * HW;
+                if (S == 1)
+                    NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)
+                (1, db, wk, xb, ab, Cg, g->H, g->W, Fg, KH, KW, pad, work, len);
+                else NNC_ISA_FN(nnc_conv2d_s2_bwd_data_f32)(1, db, wk, xb, ab, Cg, g->H, g->W, Fg, KH, KW, pad, work,
+                                                            len);
+            }
+        }
+}
+#endif
+
 void NNC_ISA_FN(NAME(nnc_conv2d_gen))(int64_t N, const R *x, const R *w, R *y, const nnc_conv2d_geom *g, const R *bias,
                                       int relu, R *work, int64_t work_len)
 {
     nnc__conv_check_work(NAME_STR("nnc_conv2d_gen"), work_len, nnc_conv2d_gen_work(g), sizeof(R));
+#if R_F32 && defined(DW_VEC)
+    if (grp_ok(g, NNC_CONV_FWD, work_len)) {
+        grp_run(NNC_CONV_FWD, N, x, w, NULL, y, NULL, bias, relu, g, work);
+        return;
+    }
+#endif
     const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
                   G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
 #if R_F32 && defined(DW_VEC)
@@ -1200,6 +1279,12 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *
                                                const nnc_conv2d_geom *g, R *work, int64_t work_len)
 {
     nnc__conv_check_work(NAME_STR("nnc_conv2d_gen_bwd_data"), work_len, nnc_conv2d_gen_work(g), sizeof(R));
+#if R_F32 && defined(DW_VEC)
+    if (grp_ok(g, NNC_CONV_DATA, work_len)) {
+        grp_run(NNC_CONV_DATA, N, dy, w, NULL, dx, add, NULL, 0, g, work);
+        return;
+    }
+#endif
     const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
                   G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
 #if R_F32 && defined(DW_VEC)
@@ -1249,6 +1334,12 @@ void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_filter))(int64_t N, const R *dy, const R
                                                  R *work, int64_t work_len)
 {
     nnc__conv_check_work(NAME_STR("nnc_conv2d_gen_bwd_filter"), work_len, nnc_conv2d_gen_work(g), sizeof(R));
+#if R_F32 && defined(DW_VEC)
+    if (grp_ok(g, NNC_CONV_FILTER, work_len)) {
+        grp_run(NNC_CONV_FILTER, N, dy, NULL, x, dw, NULL, NULL, 0, g, work);
+        return;
+    }
+#endif
     const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
                   G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
     if (N <= 0) { /* no examples: a sum of nothing */

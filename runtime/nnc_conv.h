@@ -405,17 +405,46 @@ static inline int64_t nnc_conv2d_dw_rows(const nnc_conv2d_geom *g)
     return nnc_conv2d_dw_pt(g) + (OH > reach ? OH : reach);
 }
 
+/* A grouped layer whose groups have several channels each and the
+ * direct kernels' geometry (equal strides of 1 or 2, one padding below
+ * the kernel's size, no dilation, at least 64 output positions) runs a
+ * group of an example at a time through them in the AVX-512 and AVX2
+ * builds (conv_cols_tmpl.h, grp_run): the work of one group's call for
+ * `pass`, the kernel gradient's with one example's partial dW_k after
+ * it; or -1 where the layer is not such. */
+static inline int64_t nnc_conv2d_gen_group_work(const nnc_conv2d_geom *g, int pass)
+{
+    const int64_t Cg = g->C / g->groups, Fg = g->F / g->groups, KH = g->KH, KW = g->KW, S = g->sh, pad = g->ph;
+    if (g->groups < 2 || Cg < 2 || g->sw != S || (S != 1 && S != 2) || g->pw != pad || g->dh != 1 || g->dw != 1 ||
+        KH * KW < 2 || Cg * KH * KW > 4096 || pad >= KH || pad >= KW ||
+        nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g)))
+        return -1;
+    if (pass == NNC_CONV_FWD)
+        return S == 1 ? nnc_conv2d_s1_work(Cg, g->H, g->W, Fg, KH, KW, pad)
+                      : nnc_conv2d_s2_work(Cg, g->H, g->W, Fg, KH, KW, pad);
+    if (pass == NNC_CONV_DATA)
+        return S == 1 ? nnc_conv2d_s1_bwd_data_work(Cg, g->H, g->W, Fg, KH, KW, pad)
+                      : nnc_conv2d_s2_bwd_data_work(Cg, g->H, g->W, Fg, KH, KW, pad);
+    return nnc_conv2d_bwd_filter_work(Cg, g->H, g->W, Fg, KH, KW, S, pad) + Fg * Cg * KH * KW;
+}
+
 /* Its work, the same for the three passes: one example's columns [C KH
- * KW][OH OW] (every group's rows, a GEMM per group reads its own); where
- * each group has one channel in (depthwise: a GEMM of one row of taps per
- * filter runs at a few GFLOP/s), one channel padded and split into its
- * column phases (nnc_conv2d_dw_xq), and after it one filter's padded dy
- * (above) (conv_cols_tmpl.h). */
+ * KW][OH OW] (every group's rows, a GEMM per group reads its own), or a
+ * group's direct kernel's if more (above); where each group has one
+ * channel in (depthwise: a GEMM of one row of taps per filter runs at a
+ * few GFLOP/s), one channel padded and split into its column phases
+ * (nnc_conv2d_dw_xq), and after it one filter's padded dy (above)
+ * (conv_cols_tmpl.h). */
 static inline int64_t nnc_conv2d_gen_work(const nnc_conv2d_geom *g)
 {
     if (g->C == g->groups)
         return nnc_conv2d_dw_xq(g) + nnc_conv2d_dw_rows(g) * nnc_conv2d_dw_pitch(g);
-    return g->C * g->KH * g->KW * nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g);
+    int64_t w = g->C * g->KH * g->KW * nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g);
+    for (int pass = NNC_CONV_FWD; pass <= NNC_CONV_FILTER; pass++) {
+        const int64_t gw = nnc_conv2d_gen_group_work(g, pass);
+        w = gw > w ? gw : w;
+    }
+    return w;
 }
 
 /* one thread's work for the kernel gradient: the kernel's and an item's
