@@ -432,6 +432,45 @@ class Cnn1d(nn.Module):
         return self.fc(h.mean(2))
 
 
+class Bottleneck(nn.Module):
+    """resnext.nn's Bottleneck: 1x1 -> grouped 3x3 (8 groups) -> 1x1, each
+    with BatchNorm, a 1x1 projection where the shape changes."""
+
+    def __init__(self, cin, width, cout, stride=1):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width)
+        self.c2 = nn.Conv2d(width, width, 3, stride=stride, padding=1, groups=8, bias=False)
+        self.b2 = nn.BatchNorm2d(width)
+        self.c3, self.b3 = nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout)
+        self.proj = None
+        if stride != 1 or cin != cout:
+            self.proj = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        h = F.relu(self.b1(self.c1(x)))
+        h = F.relu(self.b2(self.c2(h)))
+        h = self.b3(self.c3(h))
+        return F.relu(h + (self.proj(x) if self.proj is not None else x))
+
+
+class Resnext(nn.Module):
+    """resnext.nn: 3x3 stem (64) + BN + relu, Bottlenecks 64 -> 128 (width
+    64), 128 -> 256 (width 128, stride 2), 256 -> 256 (width 128, stride
+    2), global average pool, Linear 10."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem, self.bn = nn.Conv2d(3, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64)
+        self.s1 = Bottleneck(64, 64, 128)
+        self.s2 = Bottleneck(128, 128, 256, 2)
+        self.s3 = Bottleneck(256, 128, 256, 2)
+        self.fc = nn.Linear(256, classes)
+
+    def forward(self, x):
+        h = self.s3(self.s2(self.s1(F.relu(self.bn(self.stem(x))))))
+        return self.fc(h.mean((2, 3)))
+
+
 # name -> (default batch, builder(batch) -> (module, inputs, target), optimizer)
 MODELS = {
     "digits_mlp": (64, classifier([64, 128, 10]), torch.optim.Adam),
@@ -454,6 +493,7 @@ MODELS = {
     "vit_tiny": (32, image_classifier(VitTiny, (3, 32, 32)), torch.optim.Adam),
     "mlp_bn": (256, image_classifier(MlpBn, (1000,), classes=20), torch.optim.Adam),
     "cnn1d": (64, image_classifier(Cnn1d, (9, 128), classes=6), torch.optim.Adam),
+    "resnext": (32, image_classifier(Resnext, (3, 32, 32)), torch.optim.Adam),
 }
 
 
