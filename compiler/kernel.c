@@ -23,7 +23,9 @@
  *   KERNEL_CONV_GEN the layers none of those take (ir_conv_general:
  *                   groups, dilation, unequal strides or padding):
  *                   conv_cols.c's general kernel, the columns and a GEMM
- *                   per group, or a direct loop for depthwise layers.
+ *                   per group, or a direct loop for depthwise layers, or
+ *                   (groups of several channels in the direct kernels'
+ *                   geometry) the direct kernels a group at a time.
  *
  * Where each goes (measured on the benchmarks' layers): the direct kernels
  * beat the columns and OpenBLAS's GEMM on resnet_small's 3x3 layers (~1.4x)

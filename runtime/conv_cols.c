@@ -30,7 +30,9 @@
  * The general convolution (nnc_conv2d_gen_*: groups, dilation, strides
  * and padding that differ between rows and columns) is here too, in the
  * same template: the columns of every channel and one GEMM per group, or
- * a direct loop for depthwise layers (docs/decisions.md).
+ * a direct loop for depthwise layers, or conv.c's direct kernels a group
+ * at a time for groups of several channels in their geometry
+ * (docs/decisions.md).
  *
  * The body is conv_cols_tmpl.h, included once per precision.  These are
  * the operations, in the order, that the compiler used to print at every
