@@ -619,15 +619,15 @@ static void NAME(gen_im2col)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
                     for (int64_t ow = 0; ow < lo; ow++)
                         row[ow] = (R)0;
                     /* strides 1 and 2 as constants: a loop of unknown stride did not vectorize */
-                    if (g->sw == 1) /* a run of the row as it is */
-                        memcpy(row + lo, img + base + lo, sizeof(R) * (size_t)(hi - lo));
-                    else if (g->sw == 2) {
-                        const R *restrict src = img + base + 2 * lo; /* (in the image: base may be < 0) */
+                    const R *restrict src = img + base + lo * g->sw; /* (in the image: base may be < 0) */
+                    if (g->sw == 1)                                  /* a run of the row as it is */
+                        memcpy(row + lo, src, sizeof(R) * (size_t)(hi - lo));
+                    else if (g->sw == 2)
                         for (int64_t k = 0; k < hi - lo; k++)
                             row[lo + k] = src[2 * k];
-                    } else
-                        for (int64_t ow = lo; ow < hi; ow++)
-                            row[ow] = img[base + ow * g->sw];
+                    else
+                        for (int64_t k = 0; k < hi - lo; k++)
+                            row[lo + k] = src[k * g->sw];
                     for (int64_t ow = hi; ow < OW; ow++)
                         row[ow] = (R)0;
                 }
@@ -661,8 +661,8 @@ static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, c
                         for (int64_t k = 0; k < hi - lo; k++)
                             dst[2 * k] += src[k];
                     else
-                        for (int64_t ow = lo; ow < hi; ow++)
-                            img[base + ow * g->sw] += crow[oh * OW + ow];
+                        for (int64_t k = 0; k < hi - lo; k++)
+                            dst[k * g->sw] += src[k];
                 }
             }
         }
@@ -1199,25 +1199,20 @@ static void grp_run(int pass, int64_t N, const float *in, const float *w, const 
             memset(out, 0, sizeof(float) * (size_t)(G * Wg));
         return;
     }
+    /* conv.c's kernels for the stride: the same parameters at 1 and 2 */
+    __typeof__(&NNC_ISA_FN(nnc_conv2d_s1_f32)) const fwd =
+        S == 1 ? NNC_ISA_FN(nnc_conv2d_s1_f32) : NNC_ISA_FN(nnc_conv2d_s2_f32);
+    __typeof__(&NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)) const data =
+        S == 1 ? NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32) : NNC_ISA_FN(nnc_conv2d_s2_bwd_data_f32);
     for (int64_t b = 0; b < N; b++)
         for (int64_t k = 0; k < G; k++) {
             const float *wk = w + k * Wg;
-            if (pass == NNC_CONV_FWD) {
-                const float *xb = in + b * X + k * Cg * HW, *bk = bias ? bias + k * Fg : NULL;
-                float *yb = out + b * Y + k * Fg * P;
-                if (S == 1)
-                    NNC_ISA_FN(nnc_conv2d_s1_f32)(1, xb, wk, yb, Cg, g->H, g->W, Fg, KH, KW, pad, bk, relu, work, len);
-                else
-                    NNC_ISA_FN(nnc_conv2d_s2_f32)(1, xb, wk, yb, Cg, g->H, g->W, Fg, KH, KW, pad, bk, relu, work, len);
-            } else {
-                const float *db = in + b * Y + k * Fg * P, *ab = add ? add + b * X + k * Cg * HW : NULL;
-                float *xb = out + b * X + k * Cg * HW;
-                if (S == 1)
-                    NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)
-                (1, db, wk, xb, ab, Cg, g->H, g->W, Fg, KH, KW, pad, work, len);
-                else NNC_ISA_FN(nnc_conv2d_s2_bwd_data_f32)(1, db, wk, xb, ab, Cg, g->H, g->W, Fg, KH, KW, pad, work,
-                                                            len);
-            }
+            if (pass == NNC_CONV_FWD)
+                fwd(1, in + b * X + k * Cg * HW, wk, out + b * Y + k * Fg * P, Cg, g->H, g->W, Fg, KH, KW, pad,
+                    bias ? bias + k * Fg : NULL, relu, work, len);
+            else
+                data(1, in + b * Y + k * Fg * P, wk, out + b * X + k * Cg * HW, add ? add + b * X + k * Cg * HW : NULL,
+                     Cg, g->H, g->W, Fg, KH, KW, pad, work, len);
         }
 }
 #endif

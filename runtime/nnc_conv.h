@@ -419,13 +419,8 @@ static inline int64_t nnc_conv2d_gen_group_work(const nnc_conv2d_geom *g, int pa
         KH * KW < 2 || Cg * KH * KW > 4096 || pad >= KH || pad >= KW ||
         nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g)))
         return -1;
-    if (pass == NNC_CONV_FWD)
-        return S == 1 ? nnc_conv2d_s1_work(Cg, g->H, g->W, Fg, KH, KW, pad)
-                      : nnc_conv2d_s2_work(Cg, g->H, g->W, Fg, KH, KW, pad);
-    if (pass == NNC_CONV_DATA)
-        return S == 1 ? nnc_conv2d_s1_bwd_data_work(Cg, g->H, g->W, Fg, KH, KW, pad)
-                      : nnc_conv2d_s2_bwd_data_work(Cg, g->H, g->W, Fg, KH, KW, pad);
-    return nnc_conv2d_bwd_filter_work(Cg, g->H, g->W, Fg, KH, KW, S, pad) + Fg * Cg * KH * KW;
+    return nnc_conv_kernel_work(pass, 1, Cg, g->H, g->W, Fg, KH, KW, S, pad) +
+        (pass == NNC_CONV_FILTER ? Fg * Cg * KH * KW : 0);
 }
 
 /* Its work, the same for the three passes: one example's columns [C KH
