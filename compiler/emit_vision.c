@@ -4,10 +4,11 @@
  * (conv.c) where they suit the layer (they take the columns themselves
  * where the runtime lacks AVX-512); otherwise, and in double, the columns
  * (conv_cols.c: im2col and one GEMM per example); groups, dilation and
- * unequal strides or padding, conv_cols.c's general kernel.  2x2 max pools at
- * stride 2 call runtime/pool.c, a max-pool backward whose windows tile
- * the image writes each element once, and the other pools and the IR's
- * im2col/col2im ops are loops over the windows.  Batch norm's channel
+ * unequal strides or padding, conv_cols.c's general kernel.  Square max
+ * pools in float call runtime/pool.c (2x2 at stride 2 its own kernels),
+ * but for a backward pass whose windows tile the image, which writes each
+ * element once; the other pools and the IR's im2col/col2im ops are loops
+ * over the windows.  Batch norm's channel
  * sums are runtime/bn.c's in float and lane sums (emit_loops.c) in
  * double.
  */
@@ -31,6 +32,21 @@ static void maxpool2_call(Emitter *e, int t)
     else /* with relu's gradient where plan.c folded it (fold_relu_pool) */
         P(e, "    nnc_maxpool2_bwd_f32(%s, %lld, %lld, %s, %s, %s, %d);\n", nc, (long long)x.d[2], (long long)x.d[3],
           emit_ref(e, n->in[1]), emit_ref(e, n->in[0]), emit_ref(e, t), n->ival ? 1 : 0);
+}
+
+/* Any other square max pool in float: runtime/pool.c's general kernels */
+static void maxpool_call(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    const int bwd = n->op == IR_MAXPOOL_BWD;
+    const Shape x = bwd ? n->shape : emit_nd(e, n->in[0])->shape, o = bwd ? emit_nd(e, n->in[0])->shape : n->shape;
+    P(e, "    nnc_maxpool%s_f32(%s * %lld, %lld, %lld, %lld, %lld, %d, %d, %d, ", bwd ? "_bwd" : "", emit_dim(x, 0),
+      (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3], n->kh, n->stride,
+      n->pad);
+    if (bwd)
+        P(e, "%s, %s, %s);\n", emit_ref(e, n->in[1]), emit_ref(e, n->in[0]), emit_ref(e, t));
+    else
+        P(e, "%s, %s);\n", emit_ref(e, n->in[0]), emit_ref(e, t));
 }
 
 /* Max-pool backward when the windows tile the image (stride == size):
@@ -459,9 +475,12 @@ void emit_vision_op(Emitter *e, int t)
     const IrNode *n = emit_nd(e, t);
     if (n->op == IR_UPSAMPLE || n->op == IR_UPSAMPLE_BWD)
         resample(e, t);
-    else if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && n->kernel == KERNEL_VECTOR)
-        maxpool2_call(e, t);
-    else if (n->op == IR_MAXPOOL_BWD && n->kernel == KERNEL_TILES)
+    else if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && n->kernel == KERNEL_VECTOR) {
+        if (n->kh == 2 && n->stride == 2 && n->pad == 0)
+            maxpool2_call(e, t);
+        else
+            maxpool_call(e, t);
+    } else if (n->op == IR_MAXPOOL_BWD && n->kernel == KERNEL_TILES)
         maxpool_bwd_tiled(e, t);
     else
         window_op(e, t);

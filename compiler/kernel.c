@@ -158,19 +158,22 @@ static KernelKind attn_kernel(const IrNode *n, const Graph *g, int f64)
     return KERNEL_LOOPS;
 }
 
-/* Max pooling: 2x2 windows at stride 2 in float go to pool.c's vectors;
- * a backward pass whose windows tile the image (stride = size) writes
- * each element once (emit_vision.c), with no memset and no scatter. */
+/* Max pooling: 2x2 windows at stride 2 in float go to pool.c's 2x2
+ * kernels; a backward pass whose windows tile the image (stride = size)
+ * writes each element once (emit_vision.c), with no memset and no
+ * scatter; the other square pools in float go to pool.c's general
+ * kernels (nnc_maxpool_f32: a plane's offsets in int32). */
 static KernelKind maxpool(const Graph *g, const IrNode *n, int f64)
 {
     const int bwd = n->op == IR_MAXPOOL_BWD;
-    if (!ir_pool_plain(n, bwd ? n->shape : g->nodes[n->in[0]].shape, bwd ? g->nodes[n->in[0]].shape : n->shape))
+    const Shape x = bwd ? n->shape : g->nodes[n->in[0]].shape;
+    if (!ir_pool_plain(n, x, bwd ? g->nodes[n->in[0]].shape : n->shape))
         return KERNEL_LOOPS;
     if (!f64 && n->kh == 2 && n->kw == 2 && n->stride == 2 && n->pad == 0)
         return KERNEL_VECTOR;
     if (n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && n->pad == 0)
         return KERNEL_TILES;
-    return KERNEL_LOOPS;
+    return !f64 && x.d[2] * x.d[3] < INT32_MAX ? KERNEL_VECTOR : KERNEL_LOOPS;
 }
 
 void kernel_select(Graph *g, int f64)

@@ -536,6 +536,16 @@ void nnc_maxpool2_f32(int64_t NC, int64_t H, int64_t W, const float *x, float *y
  * order (or its last NaN), 0 elsewhere; with relu, 0 also where x <= 0
  * (relu's gradient, x being the relu's output).  Writes all of dx. */
 void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, const float *dy, float *dx, int relu);
+/* Any square max pool: y[NC][OH][OW], the maximum of each K x K window at
+ * stride S of x[NC][H][W] padded with P of -inf on each side (P <= K / 2;
+ * OH, OW as PyTorch's floor mode gives them), or NaN if it holds one. */
+void nnc_maxpool_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
+                     const float *x, float *y);
+/* Its gradient: dx = the sum of the dy of each window whose first maximum
+ * in scan order (or last NaN) is that element, added in output order.
+ * Writes all of dx. */
+void nnc_maxpool_bwd_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
+                         const float *x, const float *dy, float *dx);
 
 /* ---- causal attention's products (attn.c) ---------------------------------- */
 

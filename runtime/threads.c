@@ -420,6 +420,49 @@ void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, cons
     run_items(j.items, nnc_threads(), pool_bwd_item, &j);
 }
 
+/* Any square max pool: items of images, each about K² OH OW taps */
+typedef struct {
+    int64_t NC, H, W, OH, OW, K, S, P, items;
+    const float *x, *dy;
+    float *y;
+} gpool_job;
+
+static int64_t gpool_items(const gpool_job *j)
+{
+    const int64_t n = items_for(j->NC, (double)(j->K * j->K * j->OH * j->OW)), t = nnc_threads();
+    const int64_t r = n > 1 && n % t ? (n + t - 1) / t * t : n;
+    return r < j->NC ? r : j->NC;
+}
+
+static void gpool_item(void *p, int64_t i, int slot)
+{
+    const gpool_job *j = p;
+    const int64_t a = part(j->NC, j->items, i), b = part(j->NC, j->items, i + 1);
+    (void)slot;
+    if (j->dy)
+        nnc_maxpool_bwd_f32_serial(b - a, j->H, j->W, j->OH, j->OW, j->K, j->S, j->P, j->x + a * j->H * j->W,
+                                   j->dy + a * j->OH * j->OW, j->y + a * j->H * j->W);
+    else
+        nnc_maxpool_f32_serial(b - a, j->H, j->W, j->OH, j->OW, j->K, j->S, j->P, j->x + a * j->H * j->W,
+                               j->y + a * j->OH * j->OW);
+}
+
+void nnc_maxpool_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
+                     const float *x, float *y)
+{
+    gpool_job j = {NC, H, W, OH, OW, K, S, P, 0, x, NULL, y};
+    j.items = gpool_items(&j);
+    run_items(j.items, nnc_threads(), gpool_item, &j);
+}
+
+void nnc_maxpool_bwd_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
+                         const float *x, const float *dy, float *dx)
+{
+    gpool_job j = {NC, H, W, OH, OW, K, S, P, 0, x, dy, dx};
+    j.items = gpool_items(&j);
+    run_items(j.items, nnc_threads(), gpool_item, &j);
+}
+
 /* ---- causal products: one matrix, serial (generated code runs the heads
  * of a batch on the threads) ------------------------------------------------------ */
 

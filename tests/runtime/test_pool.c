@@ -1,4 +1,4 @@
-/* test_pool.c — 2x2 max pooling at stride 2 (runtime/pool.c) against a
+/* test_pool.c — max pooling (runtime/pool.c): the 2x2 kernels against a
  * plain loop written from PyTorch's rule: a window's value is its maximum,
  * or NaN if it holds one; its gradient goes to the first maximum in scan
  * order, or to the last NaN.  Bit for bit (a NaN equals any NaN), over
@@ -6,7 +6,9 @@
  * tail, odd heights and widths (the uncovered row and column must be 0),
  * data full of ties (+0 against -0 too), NaN and infinities, a dy with
  * inf and NaN, and with and without relu's gradient.  dx starts as
- * garbage: every element must be written.
+ * garbage: every element must be written.  The general kernels (any
+ * square window, stride and padding) against the generated loops' rule,
+ * also bit for bit, check_general below.
  */
 #include <math.h>
 #include <stdint.h>
@@ -88,6 +90,65 @@ static void check_case(int64_t NC, int64_t H, int64_t W, unsigned seed)
     free(x), free(dy), free(y), free(dx);
 }
 
+/* The general kernels (nnc_maxpool_f32, _bwd_f32) against the generated
+ * loops' rule, window by window: the taps inside the image in scan order,
+ * a tap replacing the running maximum where it is greater or NaN; dx adds
+ * each output's dy at its pick, in output order (bit for bit: the same
+ * sums in the same order).  Widths past one chunk of 256 outputs too. */
+static void check_general(int64_t NC, int64_t H, int64_t W, int64_t K, int64_t S, int64_t P, unsigned seed)
+{
+    const int64_t OH = (H + 2 * P - K) / S + 1, OW = (W + 2 * P - K) / S + 1, nx = NC * H * W, ny = NC * OH * OW;
+    float *x = malloc(sizeof(float) * (size_t)nx), *dy = malloc(sizeof(float) * (size_t)ny);
+    float *y = malloc(sizeof(float) * (size_t)ny), *dx = malloc(sizeof(float) * (size_t)nx);
+    float *want = calloc((size_t)nx, sizeof(float));
+    const float vals[8] = {0.0f, -0.0f, 1.0f, 2.0f, -1.0f, INFINITY, -INFINITY, NAN};
+    for (int64_t i = 0; i < nx; i++) {
+        const unsigned r = next(&seed) % 64;
+        x[i] = r < 40 ? (float)(r % 5) - 2.0f : r < 56 ? (float)next(&seed) / 4096.0f : vals[r % 8];
+    }
+    for (int64_t i = 0; i < ny; i++) {
+        const unsigned r = next(&seed) % 32;
+        dy[i] = r == 0 ? NAN : r == 1 ? -INFINITY : (float)next(&seed) / 65536.0f - 0.5f;
+    }
+    nnc_maxpool_f32(NC, H, W, OH, OW, K, S, P, x, y);
+    memset(dx, 0x7F, sizeof(float) * (size_t)nx);
+    nnc_maxpool_bwd_f32(NC, H, W, OH, OW, K, S, P, x, dy, dx);
+    int bad = 0;
+    for (int64_t bc = 0; bc < NC; bc++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                const int64_t h0 = oh * S - P, w0 = ow * S - P;
+                float m = -INFINITY;
+                int64_t best = -1;
+                for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++) {
+                        if (h0 + ki < 0 || h0 + ki >= H || w0 + kj < 0 || w0 + kj >= W)
+                            continue;
+                        const int64_t k = (bc * H + h0 + ki) * W + w0 + kj;
+                        if (best < 0)
+                            best = k;
+                        if (x[k] > m || isnan(x[k]))
+                            m = x[k], best = k;
+                    }
+                const int64_t o = (bc * OH + oh) * OW + ow;
+                want[best] += dy[o];
+                if (!same(y[o], m) && bad++ < 3)
+                    fprintf(stderr, "NC%lld H%lld W%lld K%lld S%lld P%lld (%lld,%lld,%lld): y %g want %g\n",
+                            (long long)NC, (long long)H, (long long)W, (long long)K, (long long)S, (long long)P,
+                            (long long)bc, (long long)oh, (long long)ow, y[o], m);
+            }
+    CHECKF(!bad, "general forward K%lld S%lld P%lld H%lld W%lld: %d windows differ", (long long)K, (long long)S,
+           (long long)P, (long long)H, (long long)W, bad);
+    bad = 0;
+    for (int64_t i = 0; i < nx; i++)
+        if (!same(dx[i], want[i]) && bad++ < 3)
+            fprintf(stderr, "K%lld S%lld P%lld H%lld W%lld element %lld: dx %g want %g\n", (long long)K, (long long)S,
+                    (long long)P, (long long)H, (long long)W, (long long)i, dx[i], want[i]);
+    CHECKF(!bad, "general backward K%lld S%lld P%lld H%lld W%lld: %d elements differ", (long long)K, (long long)S,
+           (long long)P, (long long)H, (long long)W, bad);
+    free(x), free(dy), free(y), free(dx), free(want);
+}
+
 int main(void)
 {
     if (isa_skip("test_pool"))
@@ -106,5 +167,17 @@ int main(void)
     unsigned seed = 7;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_case(cases[i][0], cases[i][1], cases[i][2], seed += 101);
+    /* (NC, H, W, K, S, P): ResNet's stem pool (3, 2, 1) on even and odd
+     * images, overlapping windows at stride 1 with and without padding,
+     * tiles of 3 and 4 (the forward pass), stride 3 with padding, 5x5 at
+     * stride 1 (a YOLO pool), rows past one chunk of 256 outputs, images of
+     * one row or column, a window as large as the padded image */
+    static const int64_t general[][6] = {
+        {6, 48, 48, 3, 2, 1}, {4, 7, 9, 3, 2, 1},   {3, 8, 8, 2, 1, 0}, {3, 9, 13, 3, 1, 1},  {2, 12, 12, 3, 3, 0},
+        {2, 13, 17, 4, 4, 0}, {3, 10, 11, 3, 3, 1}, {2, 9, 9, 5, 1, 2}, {2, 3, 600, 3, 2, 1}, {1, 2, 530, 3, 1, 1},
+        {2, 1, 40, 3, 2, 1},  {2, 40, 1, 3, 1, 1},  {2, 3, 3, 5, 1, 2}, {3, 2, 2, 2, 2, 1},   {2, 17, 19, 7, 3, 3}};
+    for (size_t i = 0; i < sizeof general / sizeof general[0]; i++)
+        check_general(general[i][0], general[i][1], general[i][2], general[i][3], general[i][4], general[i][5],
+                      seed += 101);
     return check_summary("test_pool");
 }
