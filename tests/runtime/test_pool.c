@@ -171,11 +171,15 @@ int main(void)
      * images, overlapping windows at stride 1 with and without padding,
      * tiles of 3 and 4 (the forward pass), stride 3 with padding, 5x5 at
      * stride 1 (a YOLO pool), rows past one chunk of 256 outputs, images of
-     * one row or column, a window as large as the padded image */
-    static const int64_t general[][6] = {
-        {6, 48, 48, 3, 2, 1}, {4, 7, 9, 3, 2, 1},   {3, 8, 8, 2, 1, 0}, {3, 9, 13, 3, 1, 1},  {2, 12, 12, 3, 3, 0},
-        {2, 13, 17, 4, 4, 0}, {3, 10, 11, 3, 3, 1}, {2, 9, 9, 5, 1, 2}, {2, 3, 600, 3, 2, 1}, {1, 2, 530, 3, 1, 1},
-        {2, 1, 40, 3, 2, 1},  {2, 40, 1, 3, 1, 1},  {2, 3, 3, 5, 1, 2}, {3, 2, 2, 2, 2, 1},   {2, 17, 19, 7, 3, 3}};
+     * one row or column, a window as large as the padded image, a 40x40
+     * window (chunks of fewer outputs, to fit 40 rows in the buffer) and
+     * strides of 300 and 500 (no chunk fits: the per-tap loops) */
+    static const int64_t general[][6] = {{6, 48, 48, 3, 2, 1},   {4, 7, 9, 3, 2, 1},       {3, 8, 8, 2, 1, 0},
+                                         {3, 9, 13, 3, 1, 1},    {2, 12, 12, 3, 3, 0},     {2, 13, 17, 4, 4, 0},
+                                         {3, 10, 11, 3, 3, 1},   {2, 9, 9, 5, 1, 2},       {2, 3, 600, 3, 2, 1},
+                                         {1, 2, 530, 3, 1, 1},   {2, 1, 40, 3, 2, 1},      {2, 40, 1, 3, 1, 1},
+                                         {2, 3, 3, 5, 1, 2},     {3, 2, 2, 2, 2, 1},       {2, 17, 19, 7, 3, 3},
+                                         {1, 45, 300, 40, 1, 0}, {50, 4, 1200, 2, 300, 0}, {20, 9, 2000, 3, 500, 1}};
     for (size_t i = 0; i < sizeof general / sizeof general[0]; i++)
         check_general(general[i][0], general[i][1], general[i][2], general[i][3], general[i][4], general[i][5],
                       seed += 101);
