@@ -471,6 +471,23 @@ class Resnext(nn.Module):
         return self.fc(h.mean((2, 3)))
 
 
+class Stem96(nn.Module):
+    """stem96.nn: Conv2d 3 -> 32 (7x7, stride 2, padding 3, no bias),
+    BatchNorm2d, relu, MaxPool2d(3, 2, padding 1), Conv2d 48 (3x3) + relu,
+    Conv2d 64 (3x3, stride 2) + relu, mean over the grid, Linear 10."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem, self.bn = nn.Conv2d(3, 32, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(32)
+        self.c1 = nn.Conv2d(32, 48, 3, padding=1)
+        self.c2 = nn.Conv2d(48, 64, 3, stride=2, padding=1)
+        self.fc = nn.Linear(64, classes)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.bn(self.stem(x))), 3, stride=2, padding=1)
+        return self.fc(F.relu(self.c2(F.relu(self.c1(h)))).mean((2, 3)))
+
+
 # name -> (default batch, builder(batch) -> (module, inputs, target), optimizer)
 MODELS = {
     "digits_mlp": (64, classifier([64, 128, 10]), torch.optim.Adam),
@@ -494,6 +511,7 @@ MODELS = {
     "mlp_bn": (256, image_classifier(MlpBn, (1000,), classes=20), torch.optim.Adam),
     "cnn1d": (64, image_classifier(Cnn1d, (9, 128), classes=6), torch.optim.Adam),
     "resnext": (32, image_classifier(Resnext, (3, 32, 32)), torch.optim.Adam),
+    "stem96": (16, image_classifier(Stem96, (3, 96, 96)), torch.optim.Adam),
 }
 
 
