@@ -4,10 +4,11 @@
  * (conv.c) where they suit the layer (they take the columns themselves
  * where the runtime lacks AVX-512); otherwise, and in double, the columns
  * (conv_cols.c: im2col and one GEMM per example); groups, dilation and
- * unequal strides or padding, conv_cols.c's general kernel.  Square max
- * pools in float call runtime/pool.c (2x2 at stride 2 its own kernels),
- * but for a backward pass whose windows tile the image, which writes each
- * element once; the other pools and the IR's im2col/col2im ops are loops
+ * unequal strides or padding, conv_cols.c's general kernel.  Square pools
+ * in float call runtime/pool.c (2x2 max pools at stride 2 its own
+ * kernels), but for a max pool's backward pass whose windows tile the
+ * image, which writes each element once; the other pools (double, or
+ * windows that are not square) and the IR's im2col/col2im ops are loops
  * over the windows.  Batch norm's channel
  * sums are runtime/bn.c's in float and lane sums (emit_loops.c) in
  * double.
@@ -34,16 +35,20 @@ static void maxpool2_call(Emitter *e, int t)
           emit_ref(e, n->in[1]), emit_ref(e, n->in[0]), emit_ref(e, t), n->ival ? 1 : 0);
 }
 
-/* Any other square max pool in float: runtime/pool.c's general kernels */
-static void maxpool_call(Emitter *e, int t)
+/* Any other square pool in float, max or average: runtime/pool.c's
+ * general kernels */
+static void pool_call(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    const int bwd = n->op == IR_MAXPOOL_BWD;
+    const int bwd = n->op == IR_MAXPOOL_BWD || n->op == IR_AVGPOOL_BWD;
+    const int avg = n->op == IR_AVGPOOL || n->op == IR_AVGPOOL_BWD;
     const Shape x = bwd ? n->shape : emit_nd(e, n->in[0])->shape, o = bwd ? emit_nd(e, n->in[0])->shape : n->shape;
-    P(e, "    nnc_maxpool%s_f32(%s * %lld, %lld, %lld, %lld, %lld, %d, %d, %d, ", bwd ? "_bwd" : "", emit_dim(x, 0),
-      (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3], n->kh, n->stride,
-      n->pad);
-    if (bwd)
+    P(e, "    nnc_%spool%s_f32(%s * %lld, %lld, %lld, %lld, %lld, %d, %d, %d, ", avg ? "avg" : "max", bwd ? "_bwd" : "",
+      emit_dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3],
+      n->kh, n->stride, n->pad);
+    if (avg)
+        P(e, "%d, ", n->exclude_pad ? 1 : 0);
+    if (n->op == IR_MAXPOOL_BWD) /* x, dy, dx */
         P(e, "%s, %s, %s);\n", emit_ref(e, n->in[1]), emit_ref(e, n->in[0]), emit_ref(e, t));
     else
         P(e, "%s, %s);\n", emit_ref(e, n->in[0]), emit_ref(e, t));
@@ -468,19 +473,19 @@ void emit_resize(Emitter *e, int t)
     P(e, "        }\n    }\n");
 }
 
-/* im2col/col2im, the pools and upsample; max pools by the runtime's 2x2
- * kernel or by tiles where they can */
+/* im2col/col2im, the pools and upsample; pools in float by the runtime's
+ * kernels (kernel.c), a max pool's backward pass by tiles where it can */
 void emit_vision_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
     if (n->op == IR_UPSAMPLE || n->op == IR_UPSAMPLE_BWD)
         resample(e, t);
-    else if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && n->kernel == KERNEL_VECTOR) {
-        if (n->kh == 2 && n->stride == 2 && n->pad == 0)
-            maxpool2_call(e, t);
-        else
-            maxpool_call(e, t);
-    } else if (n->op == IR_MAXPOOL_BWD && n->kernel == KERNEL_TILES)
+    else if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && n->kernel == KERNEL_VECTOR && n->kh == 2 &&
+             n->stride == 2 && n->pad == 0)
+        maxpool2_call(e, t);
+    else if (n->kernel == KERNEL_VECTOR)
+        pool_call(e, t);
+    else if (n->op == IR_MAXPOOL_BWD && n->kernel == KERNEL_TILES)
         maxpool_bwd_tiled(e, t);
     else
         window_op(e, t);

@@ -526,7 +526,7 @@ void nnc_bn_stats_global_f32(int64_t N, int64_t gN, int64_t C, int64_t L, const 
 void nnc_bn_grads_f32(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
                       const float *st, double eps, float *g);
 
-/* ---- 2x2 max pooling at stride 2 (pool.c) --------------------------------- */
+/* ---- pooling (pool.c) ------------------------------------------------------ */
 
 /* y[NC][H/2][W/2] = the maximum of each 2x2 window of x[NC][H][W] (no
  * padding; an odd last row or column is outside every window), or NaN if
@@ -546,6 +546,15 @@ void nnc_maxpool_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, i
  * Writes all of dx. */
 void nnc_maxpool_bwd_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
                          const float *x, const float *dy, float *dx);
+/* Any square average pool: y = each window's sum (in double, zero
+ * padding) over K² (exclude 0, count_include_pad) or over its taps in the
+ * image (exclude 1), as torch.nn.functional.avg_pool2d; and its gradient,
+ * dx = the sum of dy over the count of each window holding the element,
+ * added in output order.  Writes all of dx. */
+void nnc_avgpool_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
+                     int exclude, const float *x, float *y);
+void nnc_avgpool_bwd_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
+                         int exclude, const float *dy, float *dx);
 
 /* ---- causal attention's products (attn.c) ---------------------------------- */
 

@@ -322,32 +322,48 @@ void NNC_ISA_FN(nnc_maxpool2_bwd_f32)(int64_t NC, int64_t H, int64_t W, const fl
             memset(dx + (bc * H + H - 1) * W, 0, sizeof(float) * (size_t)W);
 }
 
-/* ---- max pools of any square window, stride and padding -------------------------- */
+/* ---- pools of any square window, stride and padding ----------------------------- */
 
 /* The pools the 2x2 kernels above do not take (emit_vision.c): a K x K
- * window at stride S with P of -inf padding on each side (P <= K / 2), as
- * ResNet's 3x3 stride-2 pool after its stem.  The generated loops took a
- * window at a time, its taps clipped to the image, a scalar select per
- * tap: 16 x 32 planes of 48 x 48, 3x3 at stride 2 with padding 1, took
- * 5.4 ms forward and 6.0 ms backward.
+ * window at stride S with P of padding on each side (P <= K / 2), max
+ * (-inf padding) or average (counting the padding or not), as ResNet's
+ * 3x3 stride-2 max pool after its stem or an Inception block's 3x3
+ * stride-1 average.  The generated loops took a window at a time, its
+ * taps clipped to the image: 16 x 32 planes of 48 x 48, a 3x3 max pool
+ * at stride 2 with padding 1, took 5.4 ms forward and 6.0 ms backward;
+ * Inception's 3x3 average on 32 x 112 planes of 32 x 32, 2.1 and 3.8 ms.
  *
- * Here a block of PV outputs of a row is a vector: its running maximum
- * (and, backward, the pick's offset in the plane) stays in registers while
- * the window's taps go by in scan order, each a load of PV columns,
+ * Forward, a block of PV outputs of a row is a vector: its running
+ * maximum and the pick's tap (or its sum, in double) stay in registers
+ * while the window's taps go by in scan order, each a load of PV columns,
  * contiguous at stride 1, the even lanes of two loads at stride 2.  The K
- * input rows of a chunk of outputs are first copied into rows with -inf
- * on both sides (buf), so that no lane needs a bound: a -inf tap is never
- * taken.  (Loops over the outputs with the bounds per tap, which gcc
- * vectorizes, were still 2.6 / 3.2 ms: their short rows ran in the scalar
- * tails, whose selects are branches.)
+ * input rows of a chunk of outputs are first copied into rows padded on
+ * both sides (buf: -inf, which is never taken, or 0, which leaves a sum
+ * that never is -0 as it was), so that no lane needs a bound.  (Loops
+ * over the outputs with the bounds per tap, which gcc vectorizes, were
+ * still 2.6 / 3.2 ms for the max pool above: short rows ran in the
+ * scalar tails, whose selects are branches.)
  *
- * The same rule as the generated loops, so the same bits: the maximum, or
- * NaN where the window holds one (a tap replaces the running maximum where
- * it is greater or NaN); the gradient goes to the tap that last replaced
- * it (the first maximum in scan order, or the last NaN), or to the
- * window's first tap in the image where none did (all -inf); dx adds each
- * output's dy in output order.  A chunk whose rows would not fit in buf (a
- * stride or window of hundreds) takes pool_row_any's loops instead. */
+ * Backward, a max pool finds each output's pick as its forward pass does
+ * and adds dy there, in output order (1.4 ms for the pool above; adding a
+ * run of outputs with the same pick in a register, or each tap's outputs
+ * as a vector under a select as below, was no faster at stride 2 and
+ * slower at stride 1).  An average's gradient goes to every tap: for each
+ * output row, each tap (ki, kj) adds the outputs' dy over their counts to
+ * its row of dx as one vector of PV outputs at a time (stride 2: on every
+ * other float), under a mask at the row's ends; the taps of one pass fall
+ * on distinct elements, and go by with kj from K - 1 down, so that an
+ * element gets its terms in output order, as the loops added them.
+ *
+ * The same rules as the generated loops, so the same bits: the maximum,
+ * or NaN where the window holds one (a tap replaces the running maximum
+ * where it is greater or NaN); the gradient goes to the tap that last
+ * replaced it (the first maximum in scan order, or the last NaN), or to
+ * the window's first tap in the image where none did (all -inf); an
+ * average is its taps' sum in double, in scan order, over the count
+ * (K², or the taps in the image), rounded once; its gradient dy over the
+ * count in float.  A chunk whose rows would not fit in buf (a stride or
+ * window of hundreds) takes pool_any's loops instead. */
 #if defined(__AVX512F__)
 #define PV 16
 #elif defined(__AVX2__)
@@ -357,11 +373,47 @@ void NNC_ISA_FN(nnc_maxpool2_bwd_f32)(int64_t NC, int64_t H, int64_t W, const fl
 #endif
 typedef float pvf __attribute__((vector_size(4 * PV)));
 typedef int32_t pvi __attribute__((vector_size(4 * PV)));
+typedef double pvd __attribute__((vector_size(8 * PV)));
 typedef float pvfu __attribute__((vector_size(4 * PV), aligned(4), may_alias));
 enum { PC = 256, BUFN = 4096 };
 
 static inline pvf psel(pvi m, pvf a, pvf b) { return (pvf)(((pvi)a & m) | ((pvi)b & ~m)); }
 static inline pvi pseli(pvi m, pvi a, pvi b) { return (a & m) | (b & ~m); }
+
+/* the first n floats (or float-sized words) at p, zeros after (n <= 0:
+ * none, n >= PV: all); stored without touching those after */
+static inline pvf pv_load_n(const void *p, int64_t n)
+{
+    if (n >= PV)
+        return *(const pvfu *)p;
+    if (n <= 0)
+        return (pvf){0};
+#if PV == 16
+    return (pvf)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
+#elif PV == 8
+    return (pvf)_mm256_maskload_ps(
+        p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+#else
+    pvf v = {0};
+    memcpy(&v, p, sizeof(float) * (size_t)n);
+    return v;
+#endif
+}
+static inline void pv_store_n(float *p, pvf v, int64_t n)
+{
+    if (n >= PV)
+        *(pvfu *)p = v;
+    else if (n > 0) {
+#if PV == 16
+        _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v);
+#elif PV == 8
+        _mm256_maskstore_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
+                            (__m256)v);
+#else
+        memcpy(p, &v, sizeof(float) * (size_t)n);
+#endif
+    }
+}
 
 /* lanes j: p[j S]; S a constant where inlined */
 static inline __attribute__((always_inline)) pvf load_s(const float *p, int64_t S)
@@ -384,35 +436,57 @@ static inline __attribute__((always_inline)) pvf load_s(const float *p, int64_t 
     return v;
 }
 
-/* Outputs [o0, o0 + oc) of row oh: m and, unless at is NULL, at (the
- * picks' offsets), oc rounded up to whole vectors; ld floats a buf row */
-static inline __attribute__((always_inline)) void pool_vec(const float *img, int64_t H, int64_t W, int64_t K, int64_t S,
-                                                           int64_t P, int64_t oh, int64_t o0, int64_t oc, int64_t ld,
-                                                           float *buf, float *m, int32_t *at)
+/* output row oh's window rows in the image: [ki0, ki1) from row h0 */
+typedef struct {
+    int64_t h0, ki0, ki1;
+} win_rows;
+static inline win_rows rows_of(int64_t H, int64_t K, int64_t S, int64_t P, int64_t oh)
 {
-    const int64_t h0 = oh * S - P, ki0 = h0 < 0 ? -h0 : 0, ki1 = h0 + K > H ? H - h0 : K, c0 = o0 * S - P;
-    for (int64_t ki = ki0; ki < ki1; ki++) { /* buf row ki: columns c0 ... c0 + ld - 1, -inf outside */
+    const int64_t h0 = oh * S - P;
+    return (win_rows){h0, h0 < 0 ? -h0 : 0, h0 + K > H ? H - h0 : K};
+}
+
+/* buf row ki (ld floats) for ki in the window's rows: columns c0 ... c0 +
+ * ld - 1 of the image's row h0 + ki, pad outside it */
+static void fill_rows(const float *img, int64_t W, win_rows w, int64_t c0, int64_t ld, float pad, float *buf)
+{
+    for (int64_t ki = w.ki0; ki < w.ki1; ki++) {
         float *b = buf + ki * ld;
-        const float *r = img + (h0 + ki) * W;
+        const float *r = img + (w.h0 + ki) * W;
         const int64_t lo = c0 < 0 ? -c0 : 0, hi = W - c0 < ld ? W - c0 : ld;
         for (int64_t c = 0; c < lo; c++)
-            b[c] = -INFINITY;
+            b[c] = pad;
         memcpy(b + lo, r + c0 + lo, sizeof(float) * (size_t)(hi - lo));
         for (int64_t c = hi; c < ld; c++)
-            b[c] = -INFINITY;
+            b[c] = pad;
     }
-    pvi lane;
+}
+
+static inline pvi lanes(void)
+{
+    pvi l;
     for (int j = 0; j < PV; j++)
-        lane[j] = j;
-    for (int64_t i = 0; i < oc; i += PV) {
+        l[j] = j;
+    return l;
+}
+
+/* Outputs [o0, o0 + ocv) of row oh (ocv whole vectors): their maxima in m
+ * and, unless at is NULL, their picks' offsets in the plane */
+static inline __attribute__((always_inline)) void max_vec(const float *img, int64_t H, int64_t W, int64_t K, int64_t S,
+                                                          int64_t P, int64_t oh, int64_t o0, int64_t ocv, int64_t ld,
+                                                          float *buf, float *m, int32_t *at)
+{
+    const win_rows w = rows_of(H, K, S, P, oh);
+    const int64_t c0 = o0 * S - P;
+    fill_rows(img, W, w, c0, ld, -INFINITY, buf);
+    const pvi zero = {0};
+    for (int64_t i = 0; i < ocv; i += PV) {
         pvf mx = (pvf){0} - INFINITY;
-        const pvi col = (pvi){0} + (int32_t)(c0 + i * S) + lane * (int32_t)S; /* the lanes' columns at kj = 0 */
-        pvi a = (pvi){0} + (int32_t)((h0 + ki0) * W), zero = {0};
-        if (at)
-            a += pseli(col < zero, zero, col); /* the first tap in the image */
-        for (int64_t ki = ki0; ki < ki1; ki++) {
+        const pvi col = zero + (int32_t)(c0 + i * S) + lanes() * (int32_t)S;         /* the lanes' columns at kj = 0 */
+        pvi a = zero + (int32_t)((w.h0 + w.ki0) * W) + pseli(col < zero, zero, col); /* the first tap in the image */
+        for (int64_t ki = w.ki0; ki < w.ki1; ki++) {
             const float *b = buf + ki * ld + i * S;
-            const pvi rowcol = col + (int32_t)((h0 + ki) * W);
+            const pvi rowcol = col + (int32_t)((w.h0 + ki) * W);
             for (int64_t kj = 0; kj < K; kj++) {
                 const pvf v = load_s(b + kj, S);
                 const pvi take = (v > mx) | (v != v);
@@ -423,64 +497,158 @@ static inline __attribute__((always_inline)) void pool_vec(const float *img, int
         }
         *(pvfu *)(m + i) = mx;
         if (at)
-            *(pvi *)(at + i) = a;
+            *(pvfu *)(at + i) = (pvf)a;
     }
 }
 
-/* The fallback: the bounds per tap, a loop over the outputs */
-static void pool_row_any(const float *img, int64_t H, int64_t W, int64_t K, int64_t S, int64_t P, int64_t oh,
-                         int64_t o0, int64_t oc, float *m, int32_t *at)
+/* The same for an average: the sums in double over the counts, in m */
+static inline __attribute__((always_inline)) void avg_vec(const float *img, int64_t H, int64_t W, int64_t K, int64_t S,
+                                                          int64_t P, int exclude, int64_t oh, int64_t o0, int64_t ocv,
+                                                          int64_t ld, float *buf, float *m)
 {
-    const int64_t h0 = oh * S - P, ki0 = h0 < 0 ? -h0 : 0, ki1 = h0 + K > H ? H - h0 : K;
-    for (int64_t i = 0; i < oc; i++) {
-        const int64_t c = (o0 + i) * S - P;
-        m[i] = -INFINITY;
-        if (at)
-            at[i] = (int32_t)((h0 + ki0) * W + (c < 0 ? 0 : c));
+    const win_rows w = rows_of(H, K, S, P, oh);
+    const int64_t c0 = o0 * S - P;
+    fill_rows(img, W, w, c0, ld, 0.0f, buf);
+    const pvi zero = {0}, one = zero + 1, kk = zero + (int32_t)K, ww = zero + (int32_t)W;
+    for (int64_t i = 0; i < ocv; i += PV) {
+        pvd acc = (pvd){0};
+        for (int64_t ki = w.ki0; ki < w.ki1; ki++) {
+            const float *b = buf + ki * ld + i * S;
+            for (int64_t kj = 0; kj < K; kj++)
+                acc += __builtin_convertvector(load_s(b + kj, S), pvd);
+        }
+        pvi n = kk * kk;
+        if (exclude) { /* the taps in the image: rows, times columns [max(0, -c), min(K, W - c)) */
+            const pvi col = zero + (int32_t)(c0 + i * S) + lanes() * (int32_t)S;
+            const pvi lo = pseli(col < zero, -col, zero), hi = pseli(ww - col < kk, ww - col, kk);
+            n = (hi - lo) * (int32_t)(w.ki1 - w.ki0);
+            n = pseli(n < one, one, n); /* (lanes past the row's outputs) */
+        }
+        *(pvfu *)(m + i) = __builtin_convertvector(acc / __builtin_convertvector(n, pvd), pvf);
     }
-    for (int64_t ki = ki0; ki < ki1; ki++)
-        for (int64_t kj = 0; kj < K; kj++)
-            for (int64_t i = 0; i < oc; i++) {
-                const int64_t c = (o0 + i) * S - P + kj;
-                if (c < 0 || c >= W)
-                    continue;
-                const float v = img[(h0 + ki) * W + c];
-                if (v > m[i] || v != v) {
-                    m[i] = v;
-                    if (at)
-                        at[i] = (int32_t)((h0 + ki) * W + c);
-                }
+}
+
+/* The fallback, one output at a time: m (and at) as max_vec's, or
+ * avg_vec's where avg */
+static void pool_any(const float *img, int64_t H, int64_t W, int64_t K, int64_t S, int64_t P, int avg, int exclude,
+                     int64_t oh, int64_t o0, int64_t oc, float *m, int32_t *at)
+{
+    const win_rows w = rows_of(H, K, S, P, oh);
+    for (int64_t i = 0; i < oc; i++) {
+        const int64_t c = (o0 + i) * S - P, kj0 = c < 0 ? -c : 0, kj1 = W - c < K ? W - c : K;
+        double acc = 0;
+        float mx = -INFINITY;
+        int64_t t = (w.h0 + w.ki0) * W + c + kj0;
+        for (int64_t ki = w.ki0; ki < w.ki1; ki++)
+            for (int64_t kj = kj0; kj < kj1; kj++) {
+                const int64_t k = (w.h0 + ki) * W + c + kj;
+                acc += img[k];
+                if (img[k] > mx || img[k] != img[k])
+                    mx = img[k], t = k;
             }
+        m[i] = avg ? (float)(acc / (double)(exclude ? (w.ki1 - w.ki0) * (kj1 - kj0) : K * K)) : mx;
+        if (at)
+            at[i] = (int32_t)t;
+    }
 }
 
 /* outputs per chunk: PC, or fewer where K rows of their columns would not
- * fit in buf; 0: pool_row_any */
+ * fit in buf; 0: pool_any */
 static int64_t chunk_outputs(int64_t K, int64_t S)
 {
     const int64_t per_row = BUFN / K - K - PV * S, oc = per_row > 0 ? per_row / S / PV * PV : 0;
     return oc < PC ? oc : PC;
 }
 
-/* outputs [o0, o0 + oc) of row oh, with the stride a constant for the
- * common ones */
-static void pool_chunk(const float *img, int64_t H, int64_t W, int64_t K, int64_t S, int64_t P, int64_t oh, int64_t o0,
-                       int64_t oc, int64_t occ, float *buf, float *m, int32_t *at)
+/* outputs [o0, o0 + oc) of row oh into m (and at), with the stride a
+ * constant for the common ones */
+static void pool_chunk(const float *img, int64_t H, int64_t W, int64_t K, int64_t S, int64_t P, int avg, int exclude,
+                       int64_t oh, int64_t o0, int64_t oc, int64_t occ, float *buf, float *m, int32_t *at)
 {
     if (!occ) {
-        pool_row_any(img, H, W, K, S, P, oh, o0, oc, m, at);
+        pool_any(img, H, W, K, S, P, avg, exclude, oh, o0, oc, m, at);
         return;
     }
     const int64_t ocv = (oc + PV - 1) / PV * PV, ld = ocv * S + K + PV;
-    if (S == 1)
-        pool_vec(img, H, W, K, 1, P, oh, o0, ocv, ld, buf, m, at);
+    if (avg) {
+        if (S == 1)
+            avg_vec(img, H, W, K, 1, P, exclude, oh, o0, ocv, ld, buf, m);
+        else if (S == 2)
+            avg_vec(img, H, W, K, 2, P, exclude, oh, o0, ocv, ld, buf, m);
+        else
+            avg_vec(img, H, W, K, S, P, exclude, oh, o0, ocv, ld, buf, m);
+    } else if (S == 1)
+        max_vec(img, H, W, K, 1, P, oh, o0, ocv, ld, buf, m, at);
     else if (S == 2)
-        pool_vec(img, H, W, K, 2, P, oh, o0, ocv, ld, buf, m, at);
+        max_vec(img, H, W, K, 2, P, oh, o0, ocv, ld, buf, m, at);
     else
-        pool_vec(img, H, W, K, S, P, oh, o0, ocv, ld, buf, m, at);
+        max_vec(img, H, W, K, S, P, oh, o0, ocv, ld, buf, m, at);
 }
 
-void NNC_ISA_FN(nnc_maxpool_f32)(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S,
-                                 int64_t P, const float *x, float *y)
+/* d[i S + off] += g[i] for i in [lo, hi); S a constant where inlined */
+static inline __attribute__((always_inline)) void add_taps(float *d, const float *g, int64_t lo, int64_t hi, int64_t S,
+                                                           int64_t off)
+{
+    if (S > 2) {
+        for (int64_t i = lo; i < hi; i++)
+            d[i * S + off] += g[i];
+        return;
+    }
+    for (int64_t i = lo; i < hi; i += PV) {
+        const int64_t n = hi - i < PV ? hi - i : PV;
+        const pvf v = pv_load_n(g + i, n);
+        float *p = d + i * S + off;
+        if (S == 1) {
+            pv_store_n(p, pv_load_n(p, n) + v, n);
+            continue;
+        }
+        /* stride 2: v's lanes on the even floats of 2n - 1, 0 on the odd */
+        const pvf z = {0};
+#if PV == 16
+        const pvf a = __builtin_shufflevector(v, z, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                  b = __builtin_shufflevector(v, z, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+#elif PV == 8
+        const pvf a = __builtin_shufflevector(v, z, 0, 8, 1, 9, 2, 10, 3, 11),
+                  b = __builtin_shufflevector(v, z, 4, 12, 5, 13, 6, 14, 7, 15);
+#else
+        const pvf a = __builtin_shufflevector(v, z, 0, 4, 1, 5), b = __builtin_shufflevector(v, z, 2, 6, 3, 7);
+#endif
+        const int64_t span = 2 * n - 1;
+        pv_store_n(p, pv_load_n(p, span) + a, span);
+        pv_store_n(p + PV, pv_load_n(p + PV, span - PV) + b, span - PV);
+    }
+}
+
+/* Output row oh's chunk [o0, o0 + oc) of an average's dy over its counts
+ * (g) into the plane d: each tap of the window's rows, kj from K - 1
+ * down, over the outputs whose tap is in the image */
+static void add_row(float *d, int64_t H, int64_t W, int64_t K, int64_t S, int64_t P, int64_t oh, int64_t o0, int64_t oc,
+                    const float *g)
+{
+    const win_rows w = rows_of(H, K, S, P, oh);
+    for (int64_t ki = w.ki0; ki < w.ki1; ki++) {
+        float *r = d + (w.h0 + ki) * W;
+        for (int64_t kj = K - 1; kj >= 0; kj--) {
+            /* outputs o with 0 <= o S - P + kj < W, as chunk indices */
+            int64_t lo = kj < P ? (P - kj + S - 1) / S : 0, hi = W - 1 + P - kj >= 0 ? (W - 1 + P - kj) / S + 1 : 0;
+            lo = (lo > o0 ? lo : o0) - o0;
+            hi = (hi < o0 + oc ? hi : o0 + oc) - o0;
+            const int64_t off = o0 * S - P + kj;
+            if (lo >= hi)
+                continue;
+            if (S == 1)
+                add_taps(r, g, lo, hi, 1, off);
+            else if (S == 2)
+                add_taps(r, g, lo, hi, 2, off);
+            else
+                add_taps(r, g, lo, hi, S, off);
+        }
+    }
+}
+
+/* Both forward passes: y[NC][OH][OW] */
+static void pool_fwd(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P, int avg,
+                     int exclude, const float *x, float *y)
 {
     float buf[BUFN], m[PC];
     const int64_t occ = chunk_outputs(K, S), step = occ ? occ : PC;
@@ -488,9 +656,21 @@ void NNC_ISA_FN(nnc_maxpool_f32)(int64_t NC, int64_t H, int64_t W, int64_t OH, i
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t o0 = 0; o0 < OW; o0 += step) {
                 const int64_t oc = OW - o0 < step ? OW - o0 : step;
-                pool_chunk(x + bc * H * W, H, W, K, S, P, oh, o0, oc, occ, buf, m, NULL);
+                pool_chunk(x + bc * H * W, H, W, K, S, P, avg, exclude, oh, o0, oc, occ, buf, m, NULL);
                 memcpy(y + (bc * OH + oh) * OW + o0, m, sizeof(float) * (size_t)oc);
             }
+}
+
+void NNC_ISA_FN(nnc_maxpool_f32)(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S,
+                                 int64_t P, const float *x, float *y)
+{
+    pool_fwd(NC, H, W, OH, OW, K, S, P, 0, 0, x, y);
+}
+
+void NNC_ISA_FN(nnc_avgpool_f32)(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S,
+                                 int64_t P, int exclude, const float *x, float *y)
+{
+    pool_fwd(NC, H, W, OH, OW, K, S, P, 1, exclude, x, y);
 }
 
 void NNC_ISA_FN(nnc_maxpool_bwd_f32)(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S,
@@ -506,13 +686,31 @@ void NNC_ISA_FN(nnc_maxpool_bwd_f32)(int64_t NC, int64_t H, int64_t W, int64_t O
             for (int64_t o0 = 0; o0 < OW; o0 += step) {
                 const int64_t oc = OW - o0 < step ? OW - o0 : step;
                 const float *g = dy + (bc * OH + oh) * OW + o0;
-                pool_chunk(x + bc * H * W, H, W, K, S, P, oh, o0, oc, occ, buf, m, at);
-                /* in output order, as the loops added.  (Adding a run of
-                 * outputs with one pick in a register, which neighbours
-                 * picking their shared column make, gained 17% at stride 2
-                 * and lost 2x at stride 1, branch or select.) */
-                for (int64_t i = 0; i < oc; i++)
+                pool_chunk(x + bc * H * W, H, W, K, S, P, 0, 0, oh, o0, oc, occ, buf, m, at);
+                for (int64_t i = 0; i < oc; i++) /* in output order, as the loops added */
                     d[at[i]] += g[i];
             }
+    }
+}
+
+void NNC_ISA_FN(nnc_avgpool_bwd_f32)(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S,
+                                     int64_t P, int exclude, const float *dy, float *dx)
+{
+    float g[PC];
+    for (int64_t bc = 0; bc < NC; bc++) {
+        float *d = dx + bc * H * W;
+        memset(d, 0, sizeof(float) * (size_t)(H * W));
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const win_rows w = rows_of(H, K, S, P, oh);
+            for (int64_t o0 = 0; o0 < OW; o0 += PC) {
+                const int64_t oc = OW - o0 < PC ? OW - o0 : PC;
+                const float *gy = dy + (bc * OH + oh) * OW + o0;
+                for (int64_t i = 0; i < oc; i++) { /* dy over the count, in float */
+                    const int64_t c = (o0 + i) * S - P, kj0 = c < 0 ? -c : 0, kj1 = W - c < K ? W - c : K;
+                    g[i] = gy[i] / (float)(exclude ? (w.ki1 - w.ki0) * (kj1 - kj0) : K * K);
+                }
+                add_row(d, H, W, K, S, P, oh, o0, oc, g);
+            }
+        }
     }
 }

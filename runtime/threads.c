@@ -420,9 +420,11 @@ void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, cons
     run_items(j.items, nnc_threads(), pool_bwd_item, &j);
 }
 
-/* Any square max pool: items of images, each about K² OH OW taps */
+/* Any square pool, max or average: items of images, each about K² OH OW
+ * taps (any split gives the same bits) */
 typedef struct {
     int64_t NC, H, W, OH, OW, K, S, P, items;
+    int avg, exclude;
     const float *x, *dy;
     float *y;
 } gpool_job;
@@ -437,30 +439,49 @@ static int64_t gpool_items(const gpool_job *j)
 static void gpool_item(void *p, int64_t i, int slot)
 {
     const gpool_job *j = p;
-    const int64_t a = part(j->NC, j->items, i), b = part(j->NC, j->items, i + 1);
+    const int64_t a = part(j->NC, j->items, i), b = part(j->NC, j->items, i + 1), hw = j->H * j->W, ohw = j->OH * j->OW;
     (void)slot;
-    if (j->dy)
-        nnc_maxpool_bwd_f32_serial(b - a, j->H, j->W, j->OH, j->OW, j->K, j->S, j->P, j->x + a * j->H * j->W,
-                                   j->dy + a * j->OH * j->OW, j->y + a * j->H * j->W);
+    if (j->avg && j->dy)
+        nnc_avgpool_bwd_f32_serial(b - a, j->H, j->W, j->OH, j->OW, j->K, j->S, j->P, j->exclude, j->dy + a * ohw,
+                                   j->y + a * hw);
+    else if (j->avg)
+        nnc_avgpool_f32_serial(b - a, j->H, j->W, j->OH, j->OW, j->K, j->S, j->P, j->exclude, j->x + a * hw,
+                               j->y + a * ohw);
+    else if (j->dy)
+        nnc_maxpool_bwd_f32_serial(b - a, j->H, j->W, j->OH, j->OW, j->K, j->S, j->P, j->x + a * hw, j->dy + a * ohw,
+                                   j->y + a * hw);
     else
-        nnc_maxpool_f32_serial(b - a, j->H, j->W, j->OH, j->OW, j->K, j->S, j->P, j->x + a * j->H * j->W,
-                               j->y + a * j->OH * j->OW);
+        nnc_maxpool_f32_serial(b - a, j->H, j->W, j->OH, j->OW, j->K, j->S, j->P, j->x + a * hw, j->y + a * ohw);
+}
+
+static void gpool_run(gpool_job j)
+{
+    j.items = gpool_items(&j);
+    run_items(j.items, nnc_threads(), gpool_item, &j);
 }
 
 void nnc_maxpool_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
                      const float *x, float *y)
 {
-    gpool_job j = {NC, H, W, OH, OW, K, S, P, 0, x, NULL, y};
-    j.items = gpool_items(&j);
-    run_items(j.items, nnc_threads(), gpool_item, &j);
+    gpool_run((gpool_job){NC, H, W, OH, OW, K, S, P, 0, 0, 0, x, NULL, y});
 }
 
 void nnc_maxpool_bwd_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
                          const float *x, const float *dy, float *dx)
 {
-    gpool_job j = {NC, H, W, OH, OW, K, S, P, 0, x, dy, dx};
-    j.items = gpool_items(&j);
-    run_items(j.items, nnc_threads(), gpool_item, &j);
+    gpool_run((gpool_job){NC, H, W, OH, OW, K, S, P, 0, 0, 0, x, dy, dx});
+}
+
+void nnc_avgpool_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
+                     int exclude, const float *x, float *y)
+{
+    gpool_run((gpool_job){NC, H, W, OH, OW, K, S, P, 0, 1, exclude, x, NULL, y});
+}
+
+void nnc_avgpool_bwd_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K, int64_t S, int64_t P,
+                         int exclude, const float *dy, float *dx)
+{
+    gpool_run((gpool_job){NC, H, W, OH, OW, K, S, P, 0, 1, exclude, NULL, dy, dx});
 }
 
 /* ---- causal products: one matrix, serial (generated code runs the heads

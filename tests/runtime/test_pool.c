@@ -7,8 +7,9 @@
  * data full of ties (+0 against -0 too), NaN and infinities, a dy with
  * inf and NaN, and with and without relu's gradient.  dx starts as
  * garbage: every element must be written.  The general kernels (any
- * square window, stride and padding) against the generated loops' rule,
- * also bit for bit, check_general below.
+ * square window, stride and padding; max and average) against the
+ * generated loops' rules, also bit for bit, check_general and
+ * check_general_avg below.
  */
 #include <math.h>
 #include <stdint.h>
@@ -149,6 +150,60 @@ static void check_general(int64_t NC, int64_t H, int64_t W, int64_t K, int64_t S
     free(x), free(dy), free(y), free(dx), free(want);
 }
 
+/* The general average kernels (nnc_avgpool_f32, _bwd_f32) against the
+ * generated loops' rule: each window's taps inside the image summed in
+ * double in scan order, over K² or (exclude) their count, rounded once;
+ * dx adds each output's dy over its count (in float) at each of its taps,
+ * in output order.  Bit for bit. */
+static void check_general_avg(int64_t NC, int64_t H, int64_t W, int64_t K, int64_t S, int64_t P, int exclude,
+                              unsigned seed)
+{
+    const int64_t OH = (H + 2 * P - K) / S + 1, OW = (W + 2 * P - K) / S + 1, nx = NC * H * W, ny = NC * OH * OW;
+    float *x = malloc(sizeof(float) * (size_t)nx), *dy = malloc(sizeof(float) * (size_t)ny);
+    float *y = malloc(sizeof(float) * (size_t)ny), *dx = malloc(sizeof(float) * (size_t)nx);
+    float *want = calloc((size_t)nx, sizeof(float));
+    for (int64_t i = 0; i < nx; i++) { /* sums whose rounding depends on the order, and -0 */
+        const unsigned r = next(&seed) % 64;
+        x[i] = r == 0 ? -0.0f : r == 1 ? 1e8f : r == 2 ? INFINITY : (float)next(&seed) / 997.0f - 30.0f;
+    }
+    for (int64_t i = 0; i < ny; i++)
+        dy[i] = i % 41 == 0 ? -0.0f : (float)next(&seed) / 65536.0f - 0.5f;
+    nnc_avgpool_f32(NC, H, W, OH, OW, K, S, P, exclude, x, y);
+    memset(dx, 0x7F, sizeof(float) * (size_t)nx);
+    nnc_avgpool_bwd_f32(NC, H, W, OH, OW, K, S, P, exclude, dy, dx);
+    int bad = 0;
+    for (int64_t bc = 0; bc < NC; bc++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                const int64_t h0 = oh * S - P, w0 = ow * S - P, o = (bc * OH + oh) * OW + ow;
+                double acc = 0;
+                int64_t n = 0;
+                for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++)
+                        if (h0 + ki >= 0 && h0 + ki < H && w0 + kj >= 0 && w0 + kj < W)
+                            acc += x[(bc * H + h0 + ki) * W + w0 + kj], n++;
+                const int64_t div = exclude ? n : K * K;
+                const float m = (float)(acc / (double)div), g = dy[o] / (float)div;
+                for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++)
+                        if (h0 + ki >= 0 && h0 + ki < H && w0 + kj >= 0 && w0 + kj < W)
+                            want[(bc * H + h0 + ki) * W + w0 + kj] += g;
+                if (!same(y[o], m) && bad++ < 3)
+                    fprintf(stderr, "avg K%lld S%lld P%lld ex%d (%lld,%lld,%lld): y %g want %g\n", (long long)K,
+                            (long long)S, (long long)P, exclude, (long long)bc, (long long)oh, (long long)ow, y[o], m);
+            }
+    CHECKF(!bad, "general avg forward K%lld S%lld P%lld H%lld W%lld exclude %d: %d windows differ", (long long)K,
+           (long long)S, (long long)P, (long long)H, (long long)W, exclude, bad);
+    bad = 0;
+    for (int64_t i = 0; i < nx; i++)
+        if (!same(dx[i], want[i]) && bad++ < 3)
+            fprintf(stderr, "avg K%lld S%lld P%lld ex%d element %lld: dx %g want %g\n", (long long)K, (long long)S,
+                    (long long)P, exclude, (long long)i, dx[i], want[i]);
+    CHECKF(!bad, "general avg backward K%lld S%lld P%lld H%lld W%lld exclude %d: %d elements differ", (long long)K,
+           (long long)S, (long long)P, (long long)H, (long long)W, exclude, bad);
+    free(x), free(dy), free(y), free(dx), free(want);
+}
+
 int main(void)
 {
     if (isa_skip("test_pool"))
@@ -180,8 +235,12 @@ int main(void)
                                          {1, 2, 530, 3, 1, 1},   {2, 1, 40, 3, 2, 1},      {2, 40, 1, 3, 1, 1},
                                          {2, 3, 3, 5, 1, 2},     {3, 2, 2, 2, 2, 1},       {2, 17, 19, 7, 3, 3},
                                          {1, 45, 300, 40, 1, 0}, {50, 4, 1200, 2, 300, 0}, {20, 9, 2000, 3, 500, 1}};
-    for (size_t i = 0; i < sizeof general / sizeof general[0]; i++)
+    for (size_t i = 0; i < sizeof general / sizeof general[0]; i++) {
         check_general(general[i][0], general[i][1], general[i][2], general[i][3], general[i][4], general[i][5],
                       seed += 101);
+        for (int ex = 0; ex < 2; ex++)
+            check_general_avg(general[i][0], general[i][1], general[i][2], general[i][3], general[i][4], general[i][5],
+                              ex, seed += 101);
+    }
     return check_summary("test_pool");
 }
