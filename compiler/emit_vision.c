@@ -357,38 +357,54 @@ static void resample(Emitter *e, int t)
     const char *y = emit_ref(e, t), *src = emit_ref(e, n->in[0]), *R = e->real;
     P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, S = %d, OH = H * S, OW = W * S;\n",
       emit_dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], n->kh);
+    if (n->ival) {
+        /* bilinear: each output row's and column's two sources and weights,
+         * computed once a call (they hang on the row or the column only),
+         * not per element in double, which the loops over the planes took
+         * most of their time on */
+        const long long OH = x.d[2] * n->kh, OW = x.d[3] * n->kh;
+        P(e, "        int64_t ih[%lld];\n        int32_t iw[%lld];\n        %s tab[%lld];\n", 2 * OH, 2 * OW, R,
+          2 * (OH + OW));
+        P(e, "        for (int64_t i = 0; i < OH + OW; i++) {\n");
+        P(e, "            const int64_t o = i < OH ? i : i - OH, L = i < OH ? H : W;\n");
+        P(e, "            double sc = ((double)o + 0.5) / (double)S - 0.5;\n            if (sc < 0) sc = 0;\n");
+        P(e, "            const int64_t c0 = (int64_t)sc, c1 = c0 + (c0 < L - 1);\n");
+        P(e, "            const %s l = (%s)(sc - (double)c0);\n", R, R);
+        P(e, "            tab[i * 2] = l;\n            tab[i * 2 + 1] = 1 - l;\n");
+        P(e, "            if (i < OH)\n                ih[o * 2] = c0, ih[o * 2 + 1] = c1;\n");
+        P(e, "            else\n                iw[o * 2] = (int32_t)c0, iw[o * 2 + 1] = (int32_t)c1;\n        }\n");
+    }
     emit_parallel(e, "        ", 1, x, n->ival ? 16.0 * n->kh * n->kw : 1.0 * n->kh * n->kw);
     P(e, "        for (int64_t bc = 0; bc < N * C; bc++) {\n");
     P(e, "            %s%s *xp = %s + bc * H * W;\n", bwd ? "" : "const ", R, bwd ? y : src);
     P(e, "            %s%s *yp = %s + bc * OH * OW;\n", bwd ? "const " : "", R, bwd ? src : y);
     if (bwd)
         P(e, "            memset(xp, 0, sizeof(%s) * (size_t)(H * W));\n", R);
-    P(e, "            for (int64_t oh = 0; oh < OH; oh++)\n            for (int64_t ow = 0; ow < OW; ow++) {\n");
     if (!n->ival) {
+        P(e, "            for (int64_t oh = 0; oh < OH; oh++)\n            for (int64_t ow = 0; ow < OW; ow++)\n");
         P(e, "                %s;\n",
           bwd ? "xp[oh / S * W + ow / S] += yp[oh * OW + ow]" : "yp[oh * OW + ow] = xp[oh / S * W + ow / S]");
-    } else {
-        P(e,
-          "                double sh = ((double)oh + 0.5) / (double)S - 0.5, sw = ((double)ow + 0.5) / (double)S - "
-          "0.5;\n");
-        P(e, "                if (sh < 0) sh = 0;\n                if (sw < 0) sw = 0;\n");
-        P(e,
-          "                const int64_t h0 = (int64_t)sh, w0 = (int64_t)sw, h1 = h0 + (h0 < H - 1), w1 = w0 + (w0 < "
-          "W - 1);\n");
-        P(e,
-          "                const %s lh = (%s)(sh - (double)h0), lw = (%s)(sw - (double)w0), mh = 1 - lh, mw = 1 - "
-          "lw;\n",
-          R, R, R);
-        if (bwd) {
-            P(e, "                const %s g = yp[oh * OW + ow];\n", R);
-            P(e, "                xp[h0 * W + w0] += mh * mw * g;\n                xp[h0 * W + w1] += mh * lw * g;\n");
-            P(e, "                xp[h1 * W + w0] += lh * mw * g;\n                xp[h1 * W + w1] += lh * lw * g;\n");
-        } else {
-            P(e, "                yp[oh * OW + ow] = mh * (mw * xp[h0 * W + w0] + lw * xp[h0 * W + w1]) +\n");
-            P(e, "                                   lh * (mw * xp[h1 * W + w0] + lw * xp[h1 * W + w1]);\n");
-        }
+        P(e, "        }\n    }\n");
+        return;
     }
-    P(e, "            }\n        }\n    }\n");
+    P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
+    P(e, "                const %s *t = tab + oh * 2, *r = tab + OH * 2;\n", R);
+    P(e, "                const int64_t h0 = ih[oh * 2], h1 = ih[oh * 2 + 1];\n");
+    P(e, "                const %s lh = t[0], mh = t[1];\n", R);
+    P(e, "                for (int64_t ow = 0; ow < OW; ow++) {\n");
+    P(e, "                    const int32_t w0 = iw[ow * 2], w1 = iw[ow * 2 + 1];\n");
+    P(e, "                    const %s lw = r[ow * 2], mw = r[ow * 2 + 1];\n", R);
+    if (bwd) {
+        P(e, "                    const %s g = yp[oh * OW + ow];\n", R);
+        P(e,
+          "                    xp[h0 * W + w0] += mh * mw * g;\n                    xp[h0 * W + w1] += mh * lw * g;\n");
+        P(e,
+          "                    xp[h1 * W + w0] += lh * mw * g;\n                    xp[h1 * W + w1] += lh * lw * g;\n");
+    } else {
+        P(e, "                    yp[oh * OW + ow] = mh * (mw * xp[h0 * W + w0] + lw * xp[h0 * W + w1]) +\n");
+        P(e, "                                       lh * (mw * xp[h1 * W + w0] + lw * xp[h1 * W + w1]);\n");
+    }
+    P(e, "                }\n            }\n        }\n    }\n");
 }
 
 /* a weight of a resize table: all the digits of the double in double,
