@@ -2200,6 +2200,10 @@ static Node *node_expr(Body *b, const Step *s)
         int axis = (int)fold_attr_int(n, "axis", 0);
         if (axis < 0)
             axis += x0->rank;
+        if (axis < 0 || axis >= x0->rank) {
+            fail(l, FOLD_MALFORMED, n, "axis %lld out of range", (long long)fold_attr_int(n, "axis", 0));
+            return NULL;
+        }
         if (!is_const(idx)) {
             if (axis != 0 || x0->rank != 2) {
                 fail(l, FOLD_UNSUPPORTED, n, "Gather of run-time indices off a table's first axis");
@@ -2212,6 +2216,10 @@ static Node *node_expr(Body *b, const Step *s)
         int64_t L0 = x0->dims[axis].c, first = 0;
         for (int64_t k = 0; k < idx->count; k++) {
             int64_t i = idx->i[k].c < 0 ? idx->i[k].c + L0 : idx->i[k].c;
+            if (i < 0 || i >= L0) { /* ONNX: an error; the slice would be one too */
+                fail(l, FOLD_MALFORMED, n, "index %lld out of range for %lld", (long long)idx->i[k].c, (long long)L0);
+                return NULL;
+            }
             if (k == 0)
                 first = i;
             else if (i != first + k) {

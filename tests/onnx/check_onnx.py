@@ -587,6 +587,11 @@ def import_cases():
                                         node("Reshape", ["x", "sh"], ["y"])],
                                        [i64("i5", 5), i64("a0", [0]), i64("m1", [-1])], y4),
         2, r"^node 'g' \(Gather\): index 5 out of range for 2$")
+    # (fuzz_onnx found it: tests/fuzz/regress/fuzz_onnx/gather_table_out_of_range.onnx)
+    add("gather_table_out_of_range", m([node("Gather", ["P", "i3"], ["p"], name="g"), node("Add", ["x", "p"], ["y"])],
+                                       [f32("P", np.zeros((2, 4))), i64("i3", [0, 1, 2])],
+                                       outputs=[vi("y", F, ["N", 3, 4])], inputs=[vi("x", F, ["N", 3, 4])]),
+        2, r"^node 'g' \(Gather\): index 2 out of range for 2$")
     add("gather_float_indices", m([node("Shape", ["x"], ["s"]), node("Gather", ["s", "fi"], ["n"], name="g"),
                                    node("Relu", ["x"], ["y"])], [f32("fi", 0)], y4),
         2, r"^node 'g' \(Gather\): Gather's indices are float, not int32 or int64$")
