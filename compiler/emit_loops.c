@@ -351,8 +351,11 @@ void emit_elementwise(Emitter *e, int t)
          * GELU over [n, 64, 512] ran scalar, 2.7 ms a layer) */
         const int nd = n->shape.nd, inner = nd >= 2 && n->shape.d[nd - 1] >= 8;
         emit_parallel(e, "    ", inner ? nd - 1 : nd, n->shape, 1.0 + n->nin);
-        for (int k = 0; k < n->shape.nd; k++)
+        for (int k = 0; k < n->shape.nd; k++) {
+            if (inner && k == nd - 1) /* (not inside the threads' collapsed loops) */
+                P(e, "    NNC_VECTOR_LOOP\n");
             P(e, "    %sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", "", k, k, emit_dim(n->shape, k), k);
+        }
         P(e, "    {\n");
         const char *flat = "0";
         for (int k = 0; k < n->shape.nd; k++)

@@ -146,6 +146,21 @@ void nnc_dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, doub
 #define NNC_PARALLEL_FOR_IF(k, cond)
 #endif
 
+/* Before the innermost loop of a generated elementwise pass: its tensors
+ * are distinct (the `restrict` pointers the pass declares), each read and
+ * written at the loop's index, so no iteration depends on another.  gcc
+ * does not take that from restrict locals: it checks the overlaps at run
+ * time and gives up past 10 pairs (a gated activation, tanh(a) sigmoid(b)
+ * writing three tensors from four, ran scalar: 1.9 ms a layer, 0.2 with
+ * this).  (clang's assume_safety warns where a loop then does not
+ * vectorize, which -Werror builds of generated code must not: empty.) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NNC_PRAGMA_LOOP_(x) _Pragma(#x)
+#define NNC_VECTOR_LOOP NNC_PRAGMA_LOOP_(GCC ivdep)
+#else
+#define NNC_VECTOR_LOOP
+#endif
+
 /* ---- processes (dist.c) ---------------------------------------------------- */
 
 /* Data-parallel training over MPI.  The same generated code runs in one

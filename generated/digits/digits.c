@@ -127,6 +127,7 @@ static void digits_infer_generic(digits *m, int n, const float (*x)[64])
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
@@ -143,6 +144,7 @@ static void digits_infer_generic(digits *m, int n, const float (*x)[64])
     float *restrict const r_fc2 = fc2;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -182,6 +184,7 @@ static NNC_TARGET_AVX512 void digits_infer_avx512(digits *m, int n, const float 
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
@@ -198,6 +201,7 @@ static NNC_TARGET_AVX512 void digits_infer_avx512(digits *m, int n, const float 
     float *restrict const r_fc2 = fc2;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -236,6 +240,7 @@ static NNC_TARGET_AVX2 void digits_infer_avx2(digits *m, int n, const float (*x)
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
@@ -252,6 +257,7 @@ static NNC_TARGET_AVX2 void digits_infer_avx2(digits *m, int n, const float (*x)
     float *restrict const r_fc2 = fc2;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -319,6 +325,7 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
@@ -335,6 +342,7 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
     float *restrict const r_fc2 = fc2;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -431,6 +439,7 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
@@ -447,6 +456,7 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
     float *restrict const r_fc2 = fc2;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -542,6 +552,7 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
@@ -558,6 +569,7 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
     float *restrict const r_fc2 = fc2;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;

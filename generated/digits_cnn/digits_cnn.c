@@ -180,6 +180,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
@@ -219,6 +220,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
@@ -245,6 +247,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -315,6 +318,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
@@ -354,6 +358,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
@@ -380,6 +385,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -449,6 +455,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
@@ -488,6 +495,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
@@ -514,6 +522,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -783,6 +792,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -1089,6 +1099,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -1394,6 +1405,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;

@@ -271,6 +271,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -320,6 +321,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -336,6 +338,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -352,6 +355,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -388,6 +392,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -437,6 +442,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -454,6 +460,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -503,6 +510,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -519,6 +527,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -535,6 +544,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -571,6 +581,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -620,6 +631,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -637,6 +649,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -686,6 +699,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
@@ -803,6 +817,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -852,6 +867,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -868,6 +884,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -884,6 +901,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -920,6 +938,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -969,6 +988,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -986,6 +1006,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1035,6 +1056,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1051,6 +1073,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1067,6 +1090,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1103,6 +1127,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1152,6 +1177,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -1169,6 +1195,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1218,6 +1245,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
@@ -1334,6 +1362,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1383,6 +1412,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1399,6 +1429,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1415,6 +1446,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1451,6 +1483,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1500,6 +1533,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -1517,6 +1551,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1566,6 +1601,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1582,6 +1618,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1598,6 +1635,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1634,6 +1672,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1683,6 +1722,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -1700,6 +1740,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1749,6 +1790,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
@@ -1896,6 +1938,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1945,6 +1988,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1961,6 +2005,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -1977,6 +2022,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2013,6 +2059,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2063,6 +2110,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -2082,6 +2130,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2131,6 +2180,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2147,6 +2197,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2163,6 +2214,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2199,6 +2251,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2249,6 +2302,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -2268,6 +2322,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2317,6 +2372,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
@@ -2493,6 +2549,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2542,6 +2599,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2558,6 +2616,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2574,6 +2633,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2610,6 +2670,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2660,6 +2721,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -2679,6 +2741,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2728,6 +2791,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2744,6 +2808,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2760,6 +2825,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2796,6 +2862,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2846,6 +2913,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -2865,6 +2933,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -2914,6 +2983,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
@@ -3089,6 +3159,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3138,6 +3209,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3154,6 +3226,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3170,6 +3243,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3206,6 +3280,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3256,6 +3331,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -3275,6 +3351,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3324,6 +3401,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3340,6 +3418,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3356,6 +3435,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3392,6 +3472,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3442,6 +3523,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
@@ -3461,6 +3543,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
@@ -3510,6 +3593,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;

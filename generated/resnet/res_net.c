@@ -450,6 +450,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -487,6 +488,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -524,6 +526,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -563,6 +566,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -600,6 +604,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -639,6 +644,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -676,6 +682,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -704,6 +711,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -743,6 +751,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -780,6 +789,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -819,6 +829,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -856,6 +867,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -884,6 +896,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -923,6 +936,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -960,6 +974,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -1013,6 +1028,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -1197,6 +1213,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -1234,6 +1251,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -1271,6 +1289,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -1310,6 +1329,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -1347,6 +1367,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -1386,6 +1407,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -1423,6 +1445,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -1451,6 +1474,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -1490,6 +1514,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -1527,6 +1552,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -1566,6 +1592,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -1603,6 +1630,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -1631,6 +1659,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -1670,6 +1699,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -1707,6 +1737,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -1760,6 +1791,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -1943,6 +1975,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -1980,6 +2013,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -2017,6 +2051,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -2056,6 +2091,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -2093,6 +2129,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
@@ -2132,6 +2169,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -2169,6 +2207,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -2197,6 +2236,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -2236,6 +2276,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -2273,6 +2314,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
@@ -2312,6 +2354,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -2349,6 +2392,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -2377,6 +2421,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -2416,6 +2461,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -2453,6 +2499,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
+    NNC_VECTOR_LOOP
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
@@ -2506,6 +2553,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -3852,6 +3900,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -5300,6 +5349,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -6747,6 +6797,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_fc = fc;
     NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
+    NNC_VECTOR_LOOP
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
@@ -7197,6 +7248,7 @@ static void res_net_backward_generic(res_net *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
+    NNC_VECTOR_LOOP
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
@@ -8359,6 +8411,7 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
+    NNC_VECTOR_LOOP
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
@@ -9520,6 +9573,7 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
+    NNC_VECTOR_LOOP
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
