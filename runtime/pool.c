@@ -334,7 +334,7 @@ void NNC_ISA_FN(nnc_maxpool2_bwd_f32)(int64_t NC, int64_t H, int64_t W, const fl
  * Inception's 3x3 average on 32 x 112 planes of 32 x 32, 2.1 and 3.8 ms.
  *
  * Forward, a block of PV outputs of a row is a vector: its running
- * maximum and the pick's tap (or its sum, in double) stay in registers
+ * maximum and the pick's offset (or its sum, in double) stay in registers
  * while the window's taps go by in scan order, each a load of PV columns,
  * contiguous at stride 1, the even lanes of two loads at stride 2.  The K
  * input rows of a chunk of outputs are first copied into rows padded on
@@ -380,9 +380,9 @@ enum { PC = 256, BUFN = 4096 };
 static inline pvf psel(pvi m, pvf a, pvf b) { return (pvf)(((pvi)a & m) | ((pvi)b & ~m)); }
 static inline pvi pseli(pvi m, pvi a, pvi b) { return (a & m) | (b & ~m); }
 
-/* the first n floats (or float-sized words) at p, zeros after (n <= 0:
- * none, n >= PV: all); stored without touching those after */
-static inline pvf pv_load_n(const void *p, int64_t n)
+/* the first n floats at p, zeros after (n <= 0: none, n >= PV: all);
+ * stored without touching those after */
+static inline pvf pv_load_n(const float *p, int64_t n)
 {
     if (n >= PV)
         return *(const pvfu *)p;

@@ -384,12 +384,13 @@ typedef struct {
  * planes of 10x10, took 39 us at one thread as one item).  Any split
  * gives the same bits, so the items are a multiple of the threads: each
  * thread's share is then the part of the batch it wrote before. */
-static int64_t pool_items(int64_t NC, int64_t H, int64_t W)
+static int64_t plane_items(int64_t NC, double plane_cost)
 {
-    const int64_t n = items_for(NC, 2.0 * (double)(H * W)), t = nnc_threads();
+    const int64_t n = items_for(NC, plane_cost), t = nnc_threads();
     const int64_t r = n > 1 && n % t ? (n + t - 1) / t * t : n;
     return r < NC ? r : NC;
 }
+static int64_t pool_items(int64_t NC, int64_t H, int64_t W) { return plane_items(NC, 2.0 * (double)(H * W)); }
 
 static void pool_item(void *p, int64_t i, int slot)
 {
@@ -429,13 +430,6 @@ typedef struct {
     float *y;
 } gpool_job;
 
-static int64_t gpool_items(const gpool_job *j)
-{
-    const int64_t n = items_for(j->NC, (double)(j->K * j->K * j->OH * j->OW)), t = nnc_threads();
-    const int64_t r = n > 1 && n % t ? (n + t - 1) / t * t : n;
-    return r < j->NC ? r : j->NC;
-}
-
 static void gpool_item(void *p, int64_t i, int slot)
 {
     const gpool_job *j = p;
@@ -456,7 +450,7 @@ static void gpool_item(void *p, int64_t i, int slot)
 
 static void gpool_run(gpool_job j)
 {
-    j.items = gpool_items(&j);
+    j.items = plane_items(j.NC, (double)(j.K * j.K * j.OH * j.OW));
     run_items(j.items, nnc_threads(), gpool_item, &j);
 }
 
