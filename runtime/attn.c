@@ -103,7 +103,27 @@ static void by_rows(int tn, int lower, int64_t T, int64_t N, float alpha, const 
 #endif
 typedef float vf __attribute__((vector_size(4 * ATTN_VL)));
 typedef float vfu __attribute__((vector_size(4 * ATTN_VL), aligned(4), may_alias));
-enum { VL = ATTN_VL, MR = 4, NVMAX = ATTN_NV };
+enum { VL = ATTN_VL, MR = 4, NVMAX = ATTN_NV, MR_WIDE = 8 };
+
+/* Outputs of at most WIDE_NV vectors a row (head dims up to 32 at
+ * AVX-512, 8 at AVX2) take blocks of MR_WIDE = 8 rows: 4 rows of 1 or 2
+ * vectors are 4 or 8 accumulators, and the FMA's latency (4 cycles, 2 a
+ * cycle) wants 8 or more in flight, with room for the loads.  AVX-512 on
+ * Zen 5, 1 thread, 64 or 128 products in turn (a layer's), GFLOP/s, 4
+ * rows -> 8 (T x N x T):
+ *   TN / NN  64 x 24 x 64   152 -> 176 / 157 -> 181
+ *            64 x 16 x 64   138 -> 167 / 144 -> 178
+ *            64 x 32 x 64   192 -> 232 / 212 -> 245
+ *            96 x 32 x 96   161 -> 227 / 174 -> 242
+ *   NT       32 x 32 x 32   126 -> 178 (32 keys: one strip of 2 vectors)
+ * (AVX2: TN / NN 64 x 8 x 64 71 -> 88 / 74 -> 96)
+ * and the same (+-5 %) at 64 x 48 and 40 x 128.  In vit_tiny's step,
+ * whose products read their operands from L3, it is within the noise. */
+#if ATTN_VL == 16
+#define WIDE_NV 2
+#else
+#define WIDE_NV 1
+#endif
 
 /* The last vector of a row that ends inside it: its first `n` lanes (0 <
  * n <= VL), loaded with zeros after them and stored without touching the
@@ -136,12 +156,12 @@ static inline void store_part(float *p, vf v, int n) { _mm256_maskstore_ps(p, la
  * unrolled and 3.4 for OpenBLAS.  (At -O3 gcc unrolls them itself.) */
 static inline __attribute__((always_inline)) void block(const float *a, int64_t sr, int64_t sk, const float *b,
                                                         int64_t ldb, float *c, int64_t ldc, int64_t r0, int mr,
-                                                        int64_t col, int64_t k0, int64_t K, float alpha, int nv,
-                                                        int part)
+                                                        int64_t col, int64_t k0, int64_t K, float alpha, int rows,
+                                                        int nv, int part)
 {
-    vf acc[MR][NVMAX];
-#pragma GCC unroll 4
-    for (int r = 0; r < MR; r++)
+    vf acc[MR_WIDE][NVMAX];
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; r++)
 #pragma GCC unroll 4
         for (int v = 0; v < nv; v++)
             acc[r][v] = (vf){0};
@@ -153,16 +173,16 @@ static inline __attribute__((always_inline)) void block(const float *a, int64_t 
                 bv[v] = load_part(b + k * ldb + col + VL * v, part);
             else
                 bv[v] = *(const vfu *)(b + k * ldb + col + VL * v);
-#pragma GCC unroll 4
-        for (int r = 0; r < MR; r++) {
+#pragma GCC unroll 8
+        for (int r = 0; r < rows; r++) {
             const float s = a[(r0 + (r < mr ? r : mr - 1)) * sr + k * sk];
 #pragma GCC unroll 4
             for (int v = 0; v < nv; v++)
                 acc[r][v] += bv[v] * s;
         }
     }
-#pragma GCC unroll 4
-    for (int r = 0; r < MR; r++)
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; r++)
         if (r < mr)
 #pragma GCC unroll 4
             for (int v = 0; v < nv; v++) {
@@ -174,71 +194,86 @@ static inline __attribute__((always_inline)) void block(const float *a, int64_t 
             }
 }
 
-/* blockN: 4 rows of N whole vectors, as the kernels were before they
- * took any T and N; blockN_e: the edge, fewer rows or the last vector
+/* block_R_N: R rows of N whole vectors, as the kernels were before they
+ * took any T and N; block_R_N_e: the edge, fewer rows or the last vector
  * partial.  Two signatures: the edge's two more arguments cost the common
  * blocks' calls 2-5 % of a 64 x 64 x 32 product. */
 typedef void block_fn(const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t,
                       int64_t, int64_t, float);
 typedef void edge_fn(const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int64_t, int, int64_t,
                      int64_t, int64_t, float, int);
-#define BLOCK(nv) \
-    static void block##nv(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc, \
-                          int64_t r0, int64_t col, int64_t k0, int64_t K, float alpha) \
+#define BLOCK(rows, nv) \
+    static void block_##rows##_##nv(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, \
+                                    int64_t ldc, int64_t r0, int64_t col, int64_t k0, int64_t K, float alpha) \
     { \
-        block(a, sr, sk, b, ldb, c, ldc, r0, MR, col, k0, K, alpha, nv, 0); \
+        block(a, sr, sk, b, ldb, c, ldc, r0, rows, col, k0, K, alpha, rows, nv, 0); \
     } \
-    static void block##nv##_e(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, \
-                              int64_t ldc, int64_t r0, int mr, int64_t col, int64_t k0, int64_t K, float alpha, \
-                              int part) \
+    static void block_##rows##_##nv##_e(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, \
+                                        int64_t ldc, int64_t r0, int mr, int64_t col, int64_t k0, int64_t K, \
+                                        float alpha, int part) \
     { \
-        block(a, sr, sk, b, ldb, c, ldc, r0, mr, col, k0, K, alpha, nv, part); \
+        block(a, sr, sk, b, ldb, c, ldc, r0, mr, col, k0, K, alpha, rows, nv, part); \
     }
-BLOCK(1)
-BLOCK(2)
-BLOCK(3)
+BLOCK(4, 1)
+BLOCK(4, 2)
+BLOCK(4, 3)
+BLOCK(8, 1)
 #if ATTN_NV == 4
-BLOCK(4)
-static block_fn *const blocks[NVMAX + 1] = {NULL, block1, block2, block3, block4};
-static edge_fn *const edges[NVMAX + 1] = {NULL, block1_e, block2_e, block3_e, block4_e};
+BLOCK(4, 4)
+BLOCK(8, 2)
+static block_fn *const blocks[NVMAX + 1] = {NULL, block_4_1, block_4_2, block_4_3, block_4_4};
+static edge_fn *const edges[NVMAX + 1] = {NULL, block_4_1_e, block_4_2_e, block_4_3_e, block_4_4_e};
+static block_fn *const wide_blocks[NVMAX + 1] = {NULL, block_8_1, block_8_2, NULL, NULL};
+static edge_fn *const wide_edges[NVMAX + 1] = {NULL, block_8_1_e, block_8_2_e, NULL, NULL};
 #else
-static block_fn *const blocks[NVMAX + 1] = {NULL, block1, block2, block3};
-static edge_fn *const edges[NVMAX + 1] = {NULL, block1_e, block2_e, block3_e};
+static block_fn *const blocks[NVMAX + 1] = {NULL, block_4_1, block_4_2, block_4_3};
+static edge_fn *const edges[NVMAX + 1] = {NULL, block_4_1_e, block_4_2_e, block_4_3_e};
+static block_fn *const wide_blocks[NVMAX + 1] = {NULL, block_8_1, NULL, NULL};
+static edge_fn *const wide_edges[NVMAX + 1] = {NULL, block_8_1_e, NULL, NULL};
 #endif
 
-/* one block of nv vectors from vector v of the strip: rows mr, the last
- * vector's lanes `part` (0: whole) */
+/* the rows of a strip, for outputs of n columns */
+static inline int strip_rows(int64_t n) { return (n + VL - 1) / VL <= WIDE_NV ? MR_WIDE : MR; }
+
+/* one block of nv vectors from vector v of the strip: `rows` rows (MR or
+ * MR_WIDE), mr of them stored, the last vector's lanes `part` (0: whole) */
 static inline void run_block(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc,
-                             int64_t r0, int mr, int64_t v, int nv, int part, int64_t k0, int64_t K, float alpha)
+                             int64_t r0, int rows, int mr, int64_t v, int nv, int part, int64_t k0, int64_t K,
+                             float alpha)
 {
-    if (mr == MR && !part)
+    if (rows == MR_WIDE) {
+        if (mr == MR_WIDE && !part)
+            wide_blocks[nv](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
+        else
+            wide_edges[nv](a, sr, sk, b, ldb, c, ldc, r0, mr, VL * v, k0, K, alpha, part);
+    } else if (mr == MR && !part)
         blocks[nv](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
     else
         edges[nv](a, sr, sk, b, ldb, c, ldc, r0, mr, VL * v, k0, K, alpha, part);
 }
 
-/* the columns [0, n) of rows r0.. (mr of them) of c, in blocks of NVMAX
- * vectors, the last one partial where n is no multiple of VL; but for a
- * last block of one vector: the 4 accumulators of a 1-vector block wait on
- * the FMA's latency (4 cycles, 2 a cycle want 8), so it and the block
- * before become blocks of 2 and NVMAX - 1 (AVX2, N = 32: 5.3 us for 128 x
- * 32 x 128 against 5.9 as 3 + 1) */
+/* the columns [0, n) of rows r0.. (mr of them, in a strip of `rows`) of
+ * c, in blocks of NVMAX vectors, the last one partial where n is no
+ * multiple of VL; but for a last block of one vector: the 4 accumulators
+ * of a 1-vector block wait on the FMA's latency (4 cycles, 2 a cycle want
+ * 8), so it and the block before become blocks of 2 and NVMAX - 1 (AVX2,
+ * N = 32: 5.3 us for 128 x 32 x 128 against 5.9 as 3 + 1) */
 static void row_strip(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc,
-                      int64_t r0, int mr, int64_t n, int64_t k0, int64_t K, float alpha)
+                      int64_t r0, int rows, int mr, int64_t n, int64_t k0, int64_t K, float alpha)
 {
     const int64_t nvec = (n + VL - 1) / VL;
     const int part = (int)(n % VL);
     int64_t v = 0;
     if (nvec > NVMAX && nvec % NVMAX == 1) {
         for (; v < nvec - NVMAX - 1; v += NVMAX)
-            run_block(a, sr, sk, b, ldb, c, ldc, r0, mr, v, NVMAX, 0, k0, K, alpha);
-        run_block(a, sr, sk, b, ldb, c, ldc, r0, mr, v, 2, 0, k0, K, alpha);
-        run_block(a, sr, sk, b, ldb, c, ldc, r0, mr, v + 2, NVMAX - 1, part, k0, K, alpha);
+            run_block(a, sr, sk, b, ldb, c, ldc, r0, rows, mr, v, NVMAX, 0, k0, K, alpha);
+        run_block(a, sr, sk, b, ldb, c, ldc, r0, rows, mr, v, 2, 0, k0, K, alpha);
+        run_block(a, sr, sk, b, ldb, c, ldc, r0, rows, mr, v + 2, NVMAX - 1, part, k0, K, alpha);
         return;
     }
     for (; v < nvec; v += NVMAX) {
         const int nv = nvec - v < NVMAX ? (int)(nvec - v) : NVMAX;
-        run_block(a, sr, sk, b, ldb, c, ldc, r0, mr, v, nv, v + nv == nvec ? part : 0, k0, K, alpha);
+        run_block(a, sr, sk, b, ldb, c, ldc, r0, rows, mr, v, nv, v + nv == nvec ? part : 0, k0, K, alpha);
     }
 }
 
@@ -303,11 +338,12 @@ static void scores(int causal, int64_t T, int64_t K, float alpha, const float *a
         /* causal: rows r0..r0+3 need the columns up to r0 + 3: its
          * vector and those before, but none past T; rows before j0 none
          * of these */
-        for (int64_t r0 = causal ? j0 : 0; r0 < T; r0 += MR) {
-            const int mr = T - r0 < MR ? (int)(T - r0) : MR;
+        const int R = strip_rows(jn);
+        for (int64_t r0 = causal ? j0 : 0; r0 < T; r0 += R) {
+            const int mr = T - r0 < R ? (int)(T - r0) : R;
             int64_t n = causal ? ((r0 + mr - 1) / VL + 1) * VL : j0 + jn;
             n = (n < j0 + jn ? n : j0 + jn) - j0;
-            row_strip(a, lda, 1, bt, jp, c + j0, ldc, r0, mr, n, 0, K, alpha);
+            row_strip(a, lda, 1, bt, jp, c + j0, ldc, r0, R, mr, n, 0, K, alpha);
         }
     }
 }
@@ -320,10 +356,11 @@ static void scores(int causal, int64_t T, int64_t K, float alpha, const float *a
 static void by_rows(int tn, int lower, int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                     int64_t ldb, float *c, int64_t ldc)
 {
-    for (int64_t r0 = 0; r0 < T; r0 += MR) {
-        const int mr = T - r0 < MR ? (int)(T - r0) : MR;
+    const int R = strip_rows(N);
+    for (int64_t r0 = 0; r0 < T; r0 += R) {
+        const int mr = T - r0 < R ? (int)(T - r0) : R;
         const int64_t k0 = lower && tn ? r0 : 0, k1 = lower && !tn ? r0 + mr : T;
-        row_strip(a, tn ? 1 : lda, tn ? lda : 1, b, ldb, c, ldc, r0, mr, N, k0, k1, alpha);
+        row_strip(a, tn ? 1 : lda, tn ? lda : 1, b, ldb, c, ldc, r0, R, mr, N, k0, k1, alpha);
     }
 }
 
