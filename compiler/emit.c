@@ -184,6 +184,12 @@ const char *emit_ref(Emitter *e, int t)
     return mark('P', r);
 }
 
+const char *emit_local(Emitter *e, int t)
+{
+    (void)e;
+    return mark('P', t);
+}
+
 const char *emit_value(Emitter *e, int t) { return emit_fmt("\001V%d.%d\002", t, e->loop_seq); }
 
 /* A constant node's value: fval times the batch size to the power
@@ -606,19 +612,21 @@ void emit_names(Emitter *e)
 
 /* ---- comments ---------------------------------------------------------------- */
 
-void emit_comment(Emitter *e, const IrNode *n)
+void emit_comment_in(Emitter *e, const IrNode *n, const char *ind)
 {
     if (!n->loc.file) {
-        P(e, "    /* %s%s */\n", ir_op_name(n->op), n->backward ? " (backward)" : "");
+        P(e, "%s/* %s%s */\n", ind, ir_op_name(n->op), n->backward ? " (backward)" : "");
         return;
     }
     int line, col;
     diag_linecol(n->loc, &line, &col);
     const char *base = strrchr(n->loc.file->path, '/');
     base = base ? base + 1 : n->loc.file->path;
-    P(e, "    /* %s:%d  %s%s */\n", base, line, n->what ? n->what : ir_op_name(n->op),
+    P(e, "%s/* %s:%d  %s%s */\n", ind, base, line, n->what ? n->what : ir_op_name(n->op),
       n->backward ? " (backward)" : "");
 }
+
+void emit_comment(Emitter *e, const IrNode *n) { emit_comment_in(e, n, "    "); }
 
 /* ---- names and banners ------------------------------------------------------- */
 

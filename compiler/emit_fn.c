@@ -155,6 +155,8 @@ static void after_node(Emitter *e, int i)
         }
     /* MPI moves a sum on only inside its calls: between the heavy ops */
     const IrNode *n = i < e->g->n ? &e->g->nodes[i] : NULL;
+    if (n && n->group >= 0 && n->group != i) /* computed in its group's loop, the progress after it */
+        n = NULL;
     if (!started && e->in_flight && n &&
         (n->op == IR_MATMUL || n->op == IR_CONV2D || n->op == IR_CONV2D_BWD_DATA || n->op == IR_CONV2D_BWD_FILTER))
         P(e, "    if (dist)\n        nnc_dist_progress();\n");

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "emitter.h"
+#include "plan.h"
 #include "nnc_conv.h"
 
 /* ---- contractions and structure -------------------------------------------------- */
@@ -46,44 +47,38 @@ static const char *head_offset(Shape s)
 }
 static const char *head_pitch(Shape s) { return emit_fmt("%lld", (long long)(s.d[1] * s.d[3])); }
 
-void emit_matmul(Emitter *e, int t)
+/* Matrix (i0, i1, ..) of an output's leading dims, flat: `ic` */
+static const char *matrix_index(Shape so)
+{
+    const char *flat = "0";
+    for (int k = 0; k < so.nd - 2; k++)
+        flat = k == 0 ? "i0" : emit_fmt("(%s) * %s + i%d", flat, emit_dim(so, k), k);
+    return flat;
+}
+
+/* The address of t's matrix at offset `off` of its storage; a group's
+ * local (plan_groups) holds that matrix alone */
+static const char *matrix_at(Emitter *e, int t, const char *off)
+{
+    const int r = plan_storage_root(e->g, t);
+    if (e->g->nodes[r].local)
+        return emit_local(e, r);
+    return emit_fmt("%s + %s", emit_ref(e, t), off);
+}
+
+/* One matrix of a batched product, (i0, i1, ..) and its flat index ic
+ * declared around it: attn.c's kernel that kernel.c chose, or a GEMM */
+static void matmul_matrix(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    /* the operands as the product reads them (hperm: through a head permute) */
     Shape so = n->shape, sa = ir_matmul_operand(e->g, n, 0), sb = ir_matmul_operand(e->g, n, 1);
     int no = so.nd;
     const char *M = emit_dim(so, no - 2), *N = emit_dim(so, no - 1);
     const char *K = n->ta ? emit_dim(sa, sa.nd - 2) : emit_dim(sa, sa.nd - 1);
-    const int64_t kdim = n->ta ? sa.d[sa.nd - 2] : sa.d[sa.nd - 1]; /* K's static factor */
     const char *lda = emit_dim(sa, sa.nd - 1), *ldb = emit_dim(sb, sb.nd - 1);
     const char *TA = n->ta ? "CblasTrans" : "CblasNoTrans", *TB = n->tb ? "CblasTrans" : "CblasNoTrans";
-    const char *a = emit_ref(e, n->in[0]), *b = emit_ref(e, n->in[1]), *c = emit_ref(e, t);
-    if (sb.nd == 2 && (sa.nd == 2 || !n->ta)) {
-        /* one GEMM: the leading dims of A are more rows */
-        const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
-        /* on the threads if large enough (nnc_sgemm: blocks of the output) */
-        const char *call = emit_gemm_call(e, 2.0 * (double)ir_numel(so) * (double)kdim, so.bd >= 0);
-        /* a folded addend (plan.c fold_matmul_acc): the product accumulates onto its copy */
-        if (n->nin > 2)
-            P(e, "    memcpy(%s, %s, sizeof(%s) * (size_t)(%s));\n", c, emit_ref(e, n->in[2]), e->real, emit_numel(so));
-        P(e, "    %s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
-          call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, n->nin > 2), c, N);
-        return;
-    }
-    /* batched: one GEMM per matrix of the output, operands broadcast */
     const char *ma = emit_prod(sa, sa.nd - 2, sa.nd), *mb = emit_prod(sb, sb.nd - 2, sb.nd),
                *mc = emit_prod(so, no - 2, no);
-    /* the matrices on the threads: each writes its own output */
-    Shape mats = so;
-    mats.d[no - 1] *= kdim * 2; /* ~ its flops per element */
-    emit_parallel(e, "    ", no - 2, mats, 1);
-    loops(e, so, no - 2, "    ");
-    P(e, "    {\n");
-    const char *flat = "0";
-    for (int k = 0; k < no - 2; k++)
-        flat = k == 0 ? "i0" : emit_fmt("(%s) * %s + i%d", flat, emit_dim(so, k), k);
-    if (!(n->hperm & 4))
-        P(e, "        const int64_t ic = %s;\n", flat);
     const char *ao = emit_bcast_offset(so, no - 2, sa, sa.nd - 2, ma),
                *bo = emit_bcast_offset(so, no - 2, sb, sb.nd - 2, mb), *co = emit_fmt("ic * %s", mc), *ldc = N;
     if (n->hperm & 1) {
@@ -98,16 +93,53 @@ void emit_matmul(Emitter *e, int t)
         co = head_offset(so);
         ldc = head_pitch(so);
     }
+    const char *a = matrix_at(e, n->in[0], ao), *b = matrix_at(e, n->in[1], bo), *c = matrix_at(e, t, co);
     const char *kernel = attn_kernel(n);
     if (kernel)
         /* kernel.c's choice: attention's products, causal by the triangle */
-        P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + %s, %s);\n", kernel, (long long)so.d[no - 2],
-          n->tb ? K : N, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, c, co, ldc);
+        P(e, "        %s(%lld, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel, (long long)so.d[no - 2], n->tb ? K : N,
+          emit_lit(e, n->alpha), a, lda, b, ldb, c, ldc);
     else
         P(e,
-          "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, "
-          "(int)(%s), %s, %s + %s, (int)(%s));\n",
-          emit_gemm(e), TA, TB, M, N, K, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, emit_lit(e, 0), c, co, ldc);
+          "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, "
+          "%s, (int)(%s));\n",
+          emit_gemm(e), TA, TB, M, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, ldc);
+}
+
+void emit_matmul(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    /* the operands as the product reads them (hperm: through a head permute) */
+    Shape so = n->shape, sa = ir_matmul_operand(e->g, n, 0), sb = ir_matmul_operand(e->g, n, 1);
+    int no = so.nd;
+    const char *M = emit_dim(so, no - 2), *N = emit_dim(so, no - 1);
+    const char *K = n->ta ? emit_dim(sa, sa.nd - 2) : emit_dim(sa, sa.nd - 1);
+    const int64_t kdim = n->ta ? sa.d[sa.nd - 2] : sa.d[sa.nd - 1]; /* K's static factor */
+    const char *lda = emit_dim(sa, sa.nd - 1), *ldb = emit_dim(sb, sb.nd - 1);
+    const char *TA = n->ta ? "CblasTrans" : "CblasNoTrans", *TB = n->tb ? "CblasTrans" : "CblasNoTrans";
+    if (sb.nd == 2 && (sa.nd == 2 || !n->ta)) {
+        /* one GEMM: the leading dims of A are more rows */
+        const char *a = emit_ref(e, n->in[0]), *b = emit_ref(e, n->in[1]), *c = emit_ref(e, t);
+        const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
+        /* on the threads if large enough (nnc_sgemm: blocks of the output) */
+        const char *call = emit_gemm_call(e, 2.0 * (double)ir_numel(so) * (double)kdim, so.bd >= 0);
+        /* a folded addend (plan.c fold_matmul_acc): the product accumulates onto its copy */
+        if (n->nin > 2)
+            P(e, "    memcpy(%s, %s, sizeof(%s) * (size_t)(%s));\n", c, emit_ref(e, n->in[2]), e->real, emit_numel(so));
+        P(e, "    %s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
+          call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, n->nin > 2), c, N);
+        return;
+    }
+    /* batched: one GEMM per matrix of the output, operands broadcast */
+    Shape mats = so;
+    mats.d[no - 1] *= kdim * 2; /* ~ its flops per element */
+    /* the matrices on the threads: each writes its own output */
+    emit_parallel(e, "    ", no - 2, mats, 1);
+    loops(e, so, no - 2, "    ");
+    P(e, "    {\n");
+    if (!(n->hperm & 4))
+        P(e, "        const int64_t ic = %s;\n", matrix_index(so));
+    matmul_matrix(e, t);
     P(e, "    }\n");
 }
 
@@ -247,6 +279,66 @@ void emit_pad_reflect(Emitter *e, int t)
  * reductions and a branch-free exp, so each pass vectorizes.  `alpha`
  * scales the input (forward) or dx (backward); a causal op handles row i of
  * each [T, T] matrix as its first i + 1 entries and writes zeros after. */
+/* One [T, L] matrix of a float softmax by rows (or its gradient), the
+ * matrix `ic` of a group's loop (emit_group): runtime/softmax.c on its T
+ * rows, numbered from ic T (a causal row's length is its number mod L) */
+static void softmax_matrix(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape s = n->shape;
+    const int64_t T = s.d[s.nd - 2], L = s.d[s.nd - 1];
+    const char *mat = emit_fmt("ic * %lld", (long long)(T * L));
+    const char *x = matrix_at(e, n->in[0], mat), *y = matrix_at(e, t, mat);
+    if (n->op == IR_SOFTMAX)
+        P(e, "        nnc_softmax_rows_f32(%lld, %lld, ic * %lld, %d, %s, %s, %s);\n", (long long)T, (long long)L,
+          (long long)T, n->causal ? 1 : 0, emit_lit(e, n->alpha), x, y);
+    else
+        P(e, "        nnc_softmax_rows_bwd_f32(%lld, %lld, ic * %lld, %d, %s, %s, %s, %s);\n", (long long)T,
+          (long long)L, (long long)T, n->causal ? 1 : 0, emit_lit(e, n->alpha), x, matrix_at(e, n->in[1], mat), y);
+}
+
+void emit_group(Emitter *e, int t)
+{
+    const Graph *g = e->g;
+    const IrNode *f = emit_nd(e, t);
+    Shape s = f->shape;
+    const int nd = s.nd;
+    /* the members' multiply-adds or softmax elements, per output element
+     * of the first (the threads' rule, emit_parallel) */
+    double cost = 0;
+    for (int j = t; j < g->n; j++) {
+        const IrNode *n = &g->nodes[j];
+        if (n->group != t || n->fused)
+            continue;
+        if (n->op == IR_MATMUL) {
+            const Shape sa = ir_matmul_operand(g, n, 0);
+            cost += (double)ir_numel(n->shape) * 2.0 * (double)(n->ta ? sa.d[sa.nd - 2] : sa.d[sa.nd - 1]);
+        } else
+            cost += (double)ir_numel(n->shape) * 8.0;
+    }
+    emit_parallel(e, "    ", nd - 2, s, cost / (double)ir_numel(s));
+    loops(e, s, nd - 2, "    ");
+    P(e, "    {\n        const int64_t ic = %s;\n        (void)ic;\n", matrix_index(s));
+    for (int j = t; j < g->n; j++) {
+        const IrNode *n = &g->nodes[j];
+        if (n->group == t && n->local)
+            P(e, "        _Alignas(64) %s %s[%lld];\n", e->real, emit_local(e, j),
+              (long long)(n->shape.d[n->shape.nd - 2] * n->shape.d[n->shape.nd - 1]));
+    }
+    for (int j = t; j < g->n; j++) {
+        const IrNode *n = &g->nodes[j];
+        if (n->group != t || n->fused)
+            continue;
+        if (j != t)
+            emit_comment_in(e, n, "        ");
+        if (n->op == IR_MATMUL)
+            matmul_matrix(e, j);
+        else
+            softmax_matrix(e, j);
+    }
+    P(e, "    }\n");
+}
+
 static void softmax_rows(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -757,10 +849,15 @@ int emit_op_prints(IrOp op) { return emitters[op] != 0; }
 void emit_node(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    /* fused into a reader's loop, or computed by an earlier node's */
-    if (n->fused || e->merged[t] || !emitters[n->op])
+    /* fused into a reader's loop, or computed by an earlier node's (or
+     * its group's first member's loop, plan_groups) */
+    if (n->fused || e->merged[t] || !emitters[n->op] || (n->group >= 0 && n->group != t))
         return;
     emit_comment(e, n);
+    if (n->group == t) {
+        emit_group(e, t);
+        return;
+    }
     emitters[n->op](e, t);
     /* a reduction over the batch whose result is each process's share of
      * the global one (a sum, a mean or a loss divided by the global

@@ -100,6 +100,9 @@ const IrNode *emit_nd(Emitter *e, int t);
  * loop block); marks it used.  In the body it is a mark that emit_names
  * replaces with the identifier. */
 const char *emit_ref(Emitter *e, int t);
+/* The per-thread array of a group's local node t (plan_groups), a mark
+ * as emit_ref's, but not declared at the function's top. */
+const char *emit_local(Emitter *e, int t);
 /* The local holding t's value in a fused loop (`v_fc1`), a mark too. */
 const char *emit_value(Emitter *e, int t);
 /* A scalar operand: a constant inlined, anything else read at [0]. */
@@ -119,6 +122,8 @@ void emit_names(Emitter *e);
 void emit_declare(Emitter *e, int r);
 /* The comment above a node's code: source line and what it computes. */
 void emit_comment(Emitter *e, const IrNode *n);
+/* The same at indentation `ind` (a group's members, inside its loop). */
+void emit_comment_in(Emitter *e, const IrNode *n, const char *ind);
 /* `S` upper-cased, and the first line of a generated file. */
 const char *emit_upper(const char *s);
 void emit_banner(Emitter *e, const char *what);
@@ -147,6 +152,8 @@ void emit_reduce(Emitter *e, int t);
 void emit_rng_mask(Emitter *e, int t);
 void emit_dist_op(Emitter *e, int t);
 void emit_matmul(Emitter *e, int t);
+/* A group's one loop over the matrices (plan_groups), t its first member */
+void emit_group(Emitter *e, int t);
 void emit_permute(Emitter *e, int t);
 void emit_concat(Emitter *e, int t);
 void emit_slice(Emitter *e, int t);

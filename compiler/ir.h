@@ -118,6 +118,11 @@ typedef struct IrNode {
                              * loop of node `home` (its first reader) and stored there */
     int home;
     int buf; /* storage: index into Graph.bufs, or -1 */
+    /* plan_groups: >= 0, the first node of its group, whose one loop over
+     * the [T, L] matrices of attention computes every member's matrix in
+     * turn; -1 none.  local: read only inside its group, one matrix at a
+     * time, so it lives in that loop (a per-thread array), not the arena */
+    int group, local;
 } IrNode;
 
 typedef struct Buffer {

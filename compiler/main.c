@@ -534,6 +534,7 @@ int main(int argc, char **argv)
             if (gs[k]) {
                 plan_rewrite(m, gs[k]);
                 kernel_select(gs[k], eopt.f64);
+                plan_groups(m, gs[k], !eopt.f64 && !eopt.check_numerics);
                 plan_memory(m, gs[k]);
             }
         if (dump)

@@ -191,8 +191,6 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
     float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
@@ -224,8 +222,6 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
     float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
@@ -368,18 +364,14 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
+        (void)ic;
+        _Alignas(64) float blocks_0_attn_matmul[256];
+        _Alignas(64) float blocks_0_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_0_attn_matmul, blocks_0_attn_softmax);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -557,18 +549,14 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
+        (void)ic;
+        _Alignas(64) float blocks_1_attn_matmul[256];
+        _Alignas(64) float blocks_1_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_1_attn_matmul, blocks_1_attn_softmax);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -737,8 +725,6 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
     float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
@@ -770,8 +756,6 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
     float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
@@ -914,18 +898,14 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
+        (void)ic;
+        _Alignas(64) float blocks_0_attn_matmul[256];
+        _Alignas(64) float blocks_0_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_0_attn_matmul, blocks_0_attn_softmax);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -1103,18 +1083,14 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
+        (void)ic;
+        _Alignas(64) float blocks_1_attn_matmul[256];
+        _Alignas(64) float blocks_1_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_1_attn_matmul, blocks_1_attn_softmax);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -1282,8 +1258,6 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
     float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
@@ -1315,8 +1289,6 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
     float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
@@ -1459,18 +1431,14 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
+        (void)ic;
+        _Alignas(64) float blocks_0_attn_matmul[256];
+        _Alignas(64) float blocks_0_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_0_attn_matmul, blocks_0_attn_softmax);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -1648,18 +1616,14 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
+        (void)ic;
+        _Alignas(64) float blocks_1_attn_matmul[256];
+        _Alignas(64) float blocks_1_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_1_attn_matmul, blocks_1_attn_softmax);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -1853,9 +1817,8 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
     float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
     float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
@@ -1887,9 +1850,8 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
     float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
     float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
@@ -2035,17 +1997,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float blocks_0_attn_matmul[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_0_attn_matmul, blocks_0_attn_softmax + ic * 256);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -2227,17 +2184,12 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float blocks_1_attn_matmul[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_1_attn_matmul, blocks_1_attn_softmax + ic * 256);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -2464,9 +2416,8 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
     float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
     float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
@@ -2498,9 +2449,8 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
     float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
     float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
@@ -2646,17 +2596,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float blocks_0_attn_matmul[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_0_attn_matmul, blocks_0_attn_softmax + ic * 256);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -2838,17 +2783,12 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float blocks_1_attn_matmul[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_1_attn_matmul, blocks_1_attn_softmax + ic * 256);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -3074,9 +3014,8 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
     float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_matmul = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
     float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
@@ -3108,9 +3047,8 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
     float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_matmul = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
     float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
@@ -3256,17 +3194,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_0_attn_matmul + r0 * 16, blocks_0_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float blocks_0_attn_matmul[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_query + i0 * 1024 + i1 * 16, 64, blocks_0_attn_key + i0 * 1024 + i1 * 16, 64, blocks_0_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_0_attn_matmul, blocks_0_attn_softmax + ic * 256);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -3448,17 +3381,12 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, blocks_1_attn_matmul + r0 * 16, blocks_1_attn_softmax + r0 * 16);
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float blocks_1_attn_matmul[256];
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_query + i0 * 1024 + i1 * 16, 64, blocks_1_attn_key + i0 * 1024 + i1 * 16, 64, blocks_1_attn_matmul, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+        nnc_softmax_rows_f32(16, 16, ic * 16, 1, 1.0f, blocks_1_attn_matmul, blocks_1_attn_softmax + ic * 256);
+        /* names_gpt.nn:19  attn(ln1(x)): @ */
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
@@ -3687,8 +3615,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
@@ -3706,8 +3634,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
@@ -3742,9 +3670,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
     float *const d_blocks_1_attn_reshape = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
-    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_v = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_s = (float *)(A + SB + 25600 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
@@ -3775,9 +3702,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
     float *const d_blocks_0_attn_reshape = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
-    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_v = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_s = (float *)(A + SB + 8192 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
@@ -4180,19 +4106,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float d_blocks_1_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_v + i0 * 1024 + i1 * 16, 64);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+        nnc_softmax_rows_bwd_f32(16, 16, ic * 16, 1, 1.0f, d_blocks_1_attn_softmax, blocks_1_attn_softmax + ic * 256, d_blocks_1_attn_s + ic * 256);
     }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_1_attn_softmax + r0 * 16, blocks_1_attn_softmax + r0 * 16, d_blocks_1_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4608,19 +4529,14 @@ static void names_gpt_backward_generic(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float d_blocks_0_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_v + i0 * 1024 + i1 * 16, 64);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+        nnc_softmax_rows_bwd_f32(16, 16, ic * 16, 1, 1.0f, d_blocks_0_attn_softmax, blocks_0_attn_softmax + ic * 256, d_blocks_0_attn_s + ic * 256);
     }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_0_attn_softmax + r0 * 16, blocks_0_attn_softmax + r0 * 16, d_blocks_0_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4894,8 +4810,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
@@ -4913,8 +4829,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
@@ -4949,9 +4865,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
     float *const d_blocks_1_attn_reshape = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
-    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_v = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_s = (float *)(A + SB + 25600 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
@@ -4982,9 +4897,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
     float *const d_blocks_0_attn_reshape = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
-    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_v = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_s = (float *)(A + SB + 8192 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
@@ -5387,19 +5301,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float d_blocks_1_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_v + i0 * 1024 + i1 * 16, 64);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+        nnc_softmax_rows_bwd_f32(16, 16, ic * 16, 1, 1.0f, d_blocks_1_attn_softmax, blocks_1_attn_softmax + ic * 256, d_blocks_1_attn_s + ic * 256);
     }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_1_attn_softmax + r0 * 16, blocks_1_attn_softmax + r0 * 16, d_blocks_1_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5815,19 +5724,14 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float d_blocks_0_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_v + i0 * 1024 + i1 * 16, 64);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+        nnc_softmax_rows_bwd_f32(16, 16, ic * 16, 1, 1.0f, d_blocks_0_attn_softmax, blocks_0_attn_softmax + ic * 256, d_blocks_0_attn_s + ic * 256);
     }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_0_attn_softmax + r0 * 16, blocks_0_attn_softmax + r0 * 16, d_blocks_0_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6100,8 +6004,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
@@ -6119,8 +6023,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
@@ -6155,9 +6059,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
     float *const d_blocks_1_attn_reshape = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
-    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_v = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_s = (float *)(A + SB + 25600 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
@@ -6188,9 +6091,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
     float *const d_blocks_0_attn_reshape = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
-    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_v = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_s = (float *)(A + SB + 8192 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
@@ -6593,19 +6495,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float d_blocks_1_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_softmax, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_1_attn_v + i0 * 1024 + i1 * 16, 64);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+        nnc_softmax_rows_bwd_f32(16, 16, ic * 16, 1, 1.0f, d_blocks_1_attn_softmax, blocks_1_attn_softmax + ic * 256, d_blocks_1_attn_s + ic * 256);
     }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_1_attn_softmax + r0 * 16, blocks_1_attn_softmax + r0 * 16, d_blocks_1_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -7021,19 +6918,14 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax + ic * 256, 16);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
-    NNC_PARALLEL_FOR(2)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 4; i1++)
-    {
+        (void)ic;
+        _Alignas(64) float d_blocks_0_attn_softmax[256];
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_softmax, 16);
+        /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_reshape + i0 * 1024 + i1 * 16, 64, d_blocks_0_attn_v + i0 * 1024 + i1 * 16, 64);
+        /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+        nnc_softmax_rows_bwd_f32(16, 16, ic * 16, 1, 1.0f, d_blocks_0_attn_softmax, blocks_0_attn_softmax + ic * 256, d_blocks_0_attn_s + ic * 256);
     }
-    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
-    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
-    for (int64_t r0 = 0; r0 < 64 * (int64_t)n; r0 += 16)
-        nnc_softmax_rows_bwd_f32(64 * (int64_t)n - r0 < 16 ? 64 * (int64_t)n - r0 : 16, 16, r0, 1, 1.0f, d_blocks_0_attn_softmax + r0 * 16, blocks_0_attn_softmax + r0 * 16, d_blocks_0_attn_s + r0 * 16);
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)

@@ -112,6 +112,7 @@ static void compile(SrcFile *files, int nf, int driver, int f64)
             if (gs[k]) {
                 plan_rewrite(m, gs[k]);
                 kernel_select(gs[k], f64);
+                plan_groups(m, gs[k], !f64);
                 plan_memory(m, gs[k]);
                 plan_dump(m, gs[k], sink);
             }
