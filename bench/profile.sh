@@ -48,7 +48,7 @@ python=/usr/bin/python3
 # shellcheck disable=SC2046,SC2086
 ${CC:-cc} -std=c11 -Wall -Wextra -Wpedantic -Werror ${CFLAGS:-$flags} \
     $clock -I"$build/gen/$m" -I"$here/src" \
-    -DBENCH_WRAP_SGEMM -Wl,--wrap=nnc_gemm_f32_serial \
+    -DBENCH_WRAP_SGEMM -Wl,--wrap=nnc_gemm_f32_serial -Wl,--wrap=nnc_gemm_bias_f32_serial \
     "$here/$m.bench.c" "$here/src/harness.c" "$build/prof/$m.c" \
     $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs nnc) -o "$build/prof/bench_$m"
 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=$threads "$build/prof/bench_$m" --min-time "$min_time" \

@@ -101,7 +101,7 @@ for m in $models; do
         mkdir -p "$build/bin/$b"
         # shellcheck disable=SC2046,SC2086
         $cc $warn $(build_flags $b) -I"$build/gen/$m" -I"$here/src" \
-            -DBENCH_WRAP_SGEMM -Wl,--wrap=nnc_gemm_f32_serial \
+            -DBENCH_WRAP_SGEMM -Wl,--wrap=nnc_gemm_f32_serial -Wl,--wrap=nnc_gemm_bias_f32_serial \
             "$here/$m.bench.c" "$here/src/harness.c" "$build/gen/$m/$m.c" \
             $(PKG_CONFIG_PATH=$(pc_dir $b) pkg-config --cflags --libs nnc) -o "$build/bin/$b/bench_$m"
     done

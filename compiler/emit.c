@@ -106,9 +106,11 @@ void emit_parallel_work(Emitter *e, const char *ind, int k, const char *work)
     P(e, "%sNNC_PARALLEL_FOR_IF(%d, (double)(%s) >= %.17g)\n", ind, k, work, PAR_MIN);
 }
 
+int emit_gemm_splits(double flops, int batched) { return flops >= 2 * PAR_MIN || batched; }
+
 const char *emit_gemm_call(Emitter *e, double flops, int batched)
 {
-    if (flops < 2 * PAR_MIN && !batched)
+    if (!emit_gemm_splits(flops, batched))
         return emit_fmt("%s(CblasRowMajor, ", emit_gemm(e));
     return e->opt->f64 ? "nnc_dgemm(" : "nnc_sgemm("; /* row-major only */
 }

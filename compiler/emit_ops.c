@@ -122,7 +122,27 @@ void emit_matmul(Emitter *e, int t)
         const char *a = emit_ref(e, n->in[0]), *b = emit_ref(e, n->in[1]), *c = emit_ref(e, t);
         const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
         /* on the threads if large enough (nnc_sgemm: blocks of the output) */
-        const char *call = emit_gemm_call(e, 2.0 * (double)ir_numel(so) * (double)kdim, so.bd >= 0);
+        const double flops = 2.0 * (double)ir_numel(so) * (double)kdim;
+        const char *call = emit_gemm_call(e, flops, so.bd >= 0);
+        if (n->nin > 2 && n->ival == 1) {
+            /* a linear layer's bias (plan.c fold_linear_bias): float adds
+             * it as each tile of C is final; double after the GEMM */
+            const char *bias = emit_ref(e, n->in[2]);
+            if (!e->opt->f64) {
+                P(e,
+                  "    nnc_sgemm_bias(%d, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), "
+                  "%s, (int)(%s), %s);\n",
+                  emit_gemm_splits(flops, so.bd >= 0), TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, c, N,
+                  bias);
+                return;
+            }
+            P(e,
+              "    %s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
+              call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
+            P(e, "    for (int64_t r = 0; r < %s; r++)\n        for (int64_t j = 0; j < %s; j++)\n", rows, N);
+            P(e, "            %s[r * %s + j] += %s[j];\n", c, N, bias);
+            return;
+        }
         /* a folded addend (plan.c fold_matmul_acc): the product accumulates onto its copy */
         if (n->nin > 2)
             P(e, "    memcpy(%s, %s, sizeof(%s) * (size_t)(%s));\n", c, emit_ref(e, n->in[2]), e->real, emit_numel(so));

@@ -77,6 +77,8 @@ const char *emit_gemm(Emitter *e);
  * (runtime/threads.c), where a GEMM of `flops` (per example if batched)
  * can gain from them. */
 const char *emit_gemm_call(Emitter *e, double flops, int batched);
+/* 1 where that is nnc_sgemm's, on the threads */
+int emit_gemm_splits(double flops, int batched);
 /* Before k perfectly nested loops over s whose iterations write disjoint
  * outputs, `per` operations per element: the pragma that runs them on the
  * threads, if they are large enough to gain (a condition on the batch

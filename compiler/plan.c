@@ -377,6 +377,42 @@ static void fold_matmul_acc(Graph *g, const char *roots)
     free(uses);
 }
 
+/* A linear layer's bias: add(A @ B, b), with b a vector over the
+ * product's last dim, the product one GEMM (emit_matmul) in float read
+ * nowhere else, and b existing before it, becomes the GEMM with in[2] =
+ * b and ival 1, which nnc_sgemm_bias adds to each tile of C as the tile
+ * is final (in L1); the add becomes a view.  A Dense layer without an
+ * activation had a pass of its own for the add (a ViT's query, key and
+ * value: 3 x 786 KB read and written a layer), and one with GELU or
+ * tanh stored its pre-activation in that pass beside the activation; the
+ * activation's pass now reads the GEMM's output.  The add's one rounding
+ * after the product's: the same bits. */
+static void fold_linear_bias(Graph *g, const char *roots)
+{
+    int *uses = use_counts(g, roots);
+    for (int i = 0; i < g->n; i++) {
+        IrNode *a = &g->nodes[i];
+        if (a->op != IR_ADD || a->nin != 2 || a->dt != DT_F32)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            const int mi = a->in[k], bi = a->in[1 - k];
+            IrNode *mm = &g->nodes[mi];
+            const Shape sb = g->nodes[bi].shape, so = mm->shape;
+            if (mm->op != IR_MATMUL || mm->nin != 2 || uses[mi] != 1 || mm->causal || mm->hperm || mm->dt != DT_F32 ||
+                !ir_shape_eq(so, a->shape) || g->nodes[mm->in[1]].shape.nd != 2 ||
+                (g->nodes[mm->in[0]].shape.nd != 2 && mm->ta) || sb.nd != 1 || sb.bd >= 0 ||
+                sb.d[0] != so.d[so.nd - 1] || plan_storage_root(g, bi) > mi)
+                continue;
+            add_input(mm, bi); /* in[2] */
+            mm->ival = 1;
+            mm->name = a->name; /* (it holds the layer's output now: `fc1`, not `fc1_matmul`) */
+            make_view(g, i, mi);
+            break;
+        }
+    }
+    free(uses);
+}
+
 /* The same for batch norm's normalization: bn(x) + r (r of the same shape:
  * a residual block's skip) and a relu after either, each read nowhere
  * else, are done in its loop (in[4] = r, ival 1 = relu), and become views
@@ -683,6 +719,7 @@ void plan_rewrite(const Model *m, Graph *g)
     fold_bn_relu(g, roots);
     fold_relu_bn_grad(g, roots);
     fold_matmul_acc(g, roots);
+    fold_linear_bias(g, roots);
     fold_head_permutes(g, roots);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)

@@ -39,12 +39,25 @@
 #define GEMM_VL 8
 #endif
 
+/* bias[j] added to C's rows r0 .. r0 + mr, columns j0 .. j0 + nr, each
+ * after its last store: the one rounding of the generated code's
+ * `matmul + bias` after its GEMM, so the same bits (a linear layer's
+ * bias, plan.c fold_linear_bias) */
+static inline void add_bias(float *c, int64_t ldc, int64_t mr, int64_t nr, const float *bias)
+{
+    for (int64_t r = 0; r < mr; r++)
+        for (int64_t j = 0; j < nr; j++)
+            c[r * ldc + j] += bias[j];
+}
+
 #if !defined(GEMM_VL)
-void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
-                              const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+static void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
+                 const float *b, int64_t ldb, float beta, float *c, int64_t ldc, const float *bias)
 {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
                 alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    if (bias)
+        add_bias(c, ldc, M, N, bias);
 }
 #else
 #include "nnc_transpose.h"
@@ -323,7 +336,7 @@ static int turn_pays(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ld
  * commute): the same bits, whichever of the two a block of C takes. */
 static __attribute__((noinline)) void turned(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                                              const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
-                                             float *c, int64_t ldc, float *bp, float *t)
+                                             float *c, int64_t ldc, float *bp, float *t, const float *bias)
 {
     float ct[MC * NC] __attribute__((aligned(64)));
     const int64_t sr = tb ? ldb : 1, sk = tb ? 1 : ldb; /* op(B)ᵀ(r, k) = b[r sr + k sk] */
@@ -362,6 +375,8 @@ static __attribute__((noinline)) void turned(int ta, int tb, int64_t M, int64_t 
                 }
             }
             transpose(c + j0 * ldc + i0, ldc, ct, mp, rn, mc);
+            if (bias) /* (C's rows j0.., columns i0..) */
+                add_bias(c + j0 * ldc + i0, ldc, mc, rn, bias + i0);
         }
     }
 }
@@ -422,8 +437,8 @@ static inline void next_b_some(next_b *nb)
     }
 }
 
-void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
-                              const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+static void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
+                 const float *b, int64_t ldb, float beta, float *c, int64_t ldc, const float *bias)
 {
     if (M <= 0 || N <= 0)
         return;
@@ -431,12 +446,14 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
                 c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        if (bias)
+            add_bias(c, ldc, M, N, bias);
         return;
     }
     float bp[KC * NC] __attribute__((aligned(64)));
     float t[MR1 * NR] __attribute__((aligned(64)));
     if (turn_pays(ta, tb, M, N, K, ldb, beta)) {
-        turned(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc, bp, t);
+        turned(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc, bp, t, bias);
         return;
     }
     /* a(r, k) = a[r sr + k sk].  A transposed whose rows are a multiple
@@ -505,6 +522,8 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
                                 tile(mr, ab + (i - i0) * sr, sr, sk, panel, kc, t);
                             store(c + i * ldc + j0 + jr, ldc, t, mr, nr, alpha, beta, k0 == 0);
                         }
+                        if (bias && k0 + kc == K) /* the tile is final, and in L1 */
+                            add_bias(c + i * ldc + j0 + jr, ldc, mr, nr, bias + j0 + jr);
                     }
                 }
             }
@@ -512,3 +531,17 @@ void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, f
     }
 }
 #endif
+
+/* The kernels' entries (kernels.def): C = alpha op(A) op(B) + beta C, and
+ * the same plus bias[j] in every row (plan.c fold_linear_bias) */
+void NNC_ISA_FN(nnc_gemm_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
+                              const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    gemm(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc, NULL);
+}
+
+void NNC_ISA_FN(nnc_gemm_bias_f32)(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a,
+                                   int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, const float *bias)
+{
+    gemm(ta, tb, M, N, K, alpha, a, lda, b, ldb, 0.0f, c, ldc, bias);
+}

@@ -123,6 +123,16 @@ void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, floa
  * public name (runtime/kernels.def) */
 void nnc_gemm_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
                   const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+/* C [M, N] = alpha op(A) op(B) + bias, bias [N] added to every row after
+ * the product (a linear layer's, in the same rounding as a separate add):
+ * split 1 on the threads as nnc_sgemm, 0 on the calling thread (the
+ * compiler's choice for a small product). */
+void nnc_sgemm_bias(int split, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a,
+                    int lda, const float *b, int ldb, float *c, int ldc, const float *bias);
+/* nnc_sgemm_bias on the threads with flags for the transpositions: the
+ * kernel's public name (runtime/kernels.def) */
+void nnc_gemm_bias_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc, const float *bias);
 /* cblas_sgemm's signature and contract on one thread, by nnc's own GEMM
  * where the CPU has AVX2 or AVX-512 (runtime/gemm.c), else by cblas_sgemm:
  * the generated code's float GEMMs that nnc_sgemm does not split. */

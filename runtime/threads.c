@@ -1025,6 +1025,7 @@ typedef struct {
     const void *a, *b;
     void *c;
     nnc_gemm_hint next; /* the GEMM expected after this one (gemm_expect) */
+    const float *bias;  /* floats: added to every row of C (nnc_sgemm_bias), or NULL */
 } gemm_job;
 
 _Thread_local nnc_gemm_hint nnc_gemm_hint_;
@@ -1053,9 +1054,14 @@ static void gemm_item(void *p, int64_t i, int slot)
         nnc_gemm_hint_ = j->next;
         nnc_gemm_hint_.part = i;
         nnc_gemm_hint_.parts = j->blocks;
-        nnc_gemm_f32_serial(j->ta == CblasTrans, j->tb == CblasTrans, m, n, j->K, (float)j->alpha,
-                            (const float *)j->a + ao, j->lda, (const float *)j->b + bo, j->ldb, (float)j->beta,
-                            (float *)j->c + co, j->ldc);
+        if (j->bias) /* (a block of columns: their biases) */
+            nnc_gemm_bias_f32_serial(j->ta == CblasTrans, j->tb == CblasTrans, m, n, j->K, (float)j->alpha,
+                                     (const float *)j->a + ao, j->lda, (const float *)j->b + bo, j->ldb,
+                                     (float *)j->c + co, j->ldc, j->bias + (j->by_cols ? lo : 0));
+        else
+            nnc_gemm_f32_serial(j->ta == CblasTrans, j->tb == CblasTrans, m, n, j->K, (float)j->alpha,
+                                (const float *)j->a + ao, j->lda, (const float *)j->b + bo, j->ldb, (float)j->beta,
+                                (float *)j->c + co, j->ldc);
         nnc_gemm_hint_.b = NULL;
     }
 }
@@ -1217,10 +1223,30 @@ static nnc_gemm_hint gemm_expect(const gemm_job *j)
 void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc)
 {
-    gemm_job j = {0, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c, {0}};
+    gemm_job j = {0, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c, {0}, NULL};
     if (nnc_isa() != NNC_ISA_GENERIC)
         j.next = gemm_expect(&j);
     gemm_run(&j);
+}
+
+void nnc_sgemm_bias(int split, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a,
+                    int lda, const float *b, int ldb, float *c, int ldc, const float *bias)
+{
+    if (!split) {
+        nnc_gemm_bias_f32_serial(ta == CblasTrans, tb == CblasTrans, M, N, K, alpha, a, lda, b, ldb, c, ldc, bias);
+        return;
+    }
+    gemm_job j = {0, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, 0.0, a, b, c, {0}, bias};
+    if (nnc_isa() != NNC_ISA_GENERIC)
+        j.next = gemm_expect(&j);
+    gemm_run(&j);
+}
+
+void nnc_gemm_bias_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc, const float *bias)
+{
+    nnc_sgemm_bias(1, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, alpha, a,
+                   (int)lda, b, (int)ldb, c, (int)ldc, bias);
 }
 
 void nnc_gemm_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
@@ -1243,6 +1269,6 @@ void nnc_cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, 
 void nnc_dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double *a, int lda,
                const double *b, int ldb, double beta, double *c, int ldc)
 {
-    gemm_job j = {1, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c, {0}};
+    gemm_job j = {1, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c, {0}, NULL};
     gemm_run(&j);
 }

@@ -65,8 +65,8 @@ char *openblas_get_corename(void);
 #endif
 
 /* ---- time spent inside the float GEMM -------------------------------------
- * With -DBENCH_WRAP_SGEMM and -Wl,--wrap=nnc_gemm_f32_serial (bench/run.sh
- * does both), the runtime's one-thread float GEMM (runtime/gemm.c through
+ * With -DBENCH_WRAP_SGEMM and -Wl,--wrap=nnc_gemm_f32_serial and
+ * --wrap=nnc_gemm_bias_f32_serial (bench/run.sh does all three), the runtime's one-thread float GEMM (runtime/gemm.c through
  * dispatch.c, which the generated code's nnc_cblas_sgemm and nnc_sgemm
  * call; nnc's own at AVX2 and AVX-512, cblas_sgemm in the generic build)
  * lands here: each call is timed and accumulated per step and per shape, so
@@ -82,20 +82,9 @@ static gemm_stat gemm_stats[64];
 static int n_gemm_stats;
 
 #ifdef BENCH_WRAP_SGEMM
-void __real_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
-void __wrap_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
-void __wrap_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+/* one call's time, to the step's total and its shape's */
+static void gemm_account(int ta, int tb, int64_t M, int64_t N, int64_t K, double dt)
 {
-    if (nnc_threads() > 1) { /* (concurrent calls: not counted) */
-        __real_nnc_gemm_f32_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        return;
-    }
-    double t0 = now_s();
-    __real_nnc_gemm_f32_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    double dt = now_s() - t0;
     sgemm_time += dt;
     if (!sgemm_record)
         return;
@@ -112,6 +101,41 @@ void __wrap_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K,
     }
     gemm_stats[i].calls++;
     gemm_stats[i].total += dt;
+}
+
+void __real_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+void __wrap_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+void __wrap_nnc_gemm_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    if (nnc_threads() > 1) { /* (concurrent calls: not counted) */
+        __real_nnc_gemm_f32_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    double t0 = now_s();
+    __real_nnc_gemm_f32_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_account(ta, tb, M, N, K, now_s() - t0);
+}
+
+/* (-Wl,--wrap=nnc_gemm_bias_f32_serial: a linear layer's product and bias) */
+void __real_nnc_gemm_bias_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc,
+                                     const float *bias);
+void __wrap_nnc_gemm_bias_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc,
+                                     const float *bias);
+void __wrap_nnc_gemm_bias_f32_serial(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, const float *bias)
+{
+    if (nnc_threads() > 1) {
+        __real_nnc_gemm_bias_f32_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, bias);
+        return;
+    }
+    double t0 = now_s();
+    __real_nnc_gemm_bias_f32_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, bias);
+    gemm_account(ta, tb, M, N, K, now_s() - t0);
 }
 #define HAVE_SGEMM_TIME 1
 #else

@@ -284,8 +284,19 @@ static void opprof_nnc_sgemm_(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int
     if (opprof_cur_ >= 0)
         opprof_g_[opprof_cur_] += opprof_now_() - t, opprof_c_[opprof_cur_]++;
 }}
+/* nnc_sgemm_bias (a linear layer's product and bias, plan.c fold_linear_bias) */
+static void opprof_nnc_sgemm_bias_(int split, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                                   float alpha, const float *A, int lda, const float *B, int ldb, float *C, int ldc,
+                                   const float *bias)
+{{
+    const double t = opprof_now_();
+    nnc_sgemm_bias(split, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, bias);
+    if (opprof_cur_ >= 0)
+        opprof_g_[opprof_cur_] += opprof_now_() - t, opprof_c_[opprof_cur_]++;
+}}
 #define nnc_cblas_sgemm opprof_sgemm_
 #define nnc_sgemm opprof_nnc_sgemm_
+#define nnc_sgemm_bias opprof_nnc_sgemm_bias_
 /* ---- end of instrumentation ---- */
 """
     i = text.index("\n", text.rindex("\n#include") + 1)

@@ -59,7 +59,7 @@ int digits_init(digits *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->params + 8320, 2, (const int[]){10, 128}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* fc2.weight */
     nnc_init_f32((float *)m->params + 9600, 1, (const int[]){10}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* fc2.bias */
     if (nnc_dist_size() > 1) {
-        if (nnc_dist_check("model Digits", UINT64_C(0x691dcdfdb96f307b)) != 0) {
+        if (nnc_dist_check("model Digits", UINT64_C(0xd606491c3d68c6af)) != 0) {
             digits_release(m);
             errno = EINVAL;
             return -1;
@@ -108,49 +108,28 @@ static void digits_infer_generic(digits *m, int n, const float (*x)[64])
     const float *const x_in = (const float *)x; /* [N, 64] */
     const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
     const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
-    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
     const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
-    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), fc1_add, (int)(128), fc1_bias);
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_fc1_bias = fc1_bias;
-    const float *restrict const r_fc1_matmul = fc1_matmul;
+    const float *restrict const r_fc1_add = fc1_add;
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 128; i1++)
-    {
-        const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
-        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
+        r_fc1[i] = r_fc1_add[i] > 0.0f ? r_fc1_add[i] : 0.0f;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
-    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc2_bias = fc2_bias;
-    const float *restrict const r_fc2_matmul = fc2_matmul;
-    float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), fc2, (int)(10), fc2_bias);
 }
 
 #if NNC_MULTI_ISA
@@ -165,49 +144,28 @@ static NNC_TARGET_AVX512 void digits_infer_avx512(digits *m, int n, const float 
     const float *const x_in = (const float *)x; /* [N, 64] */
     const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
     const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
-    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
     const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
-    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), fc1_add, (int)(128), fc1_bias);
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_fc1_bias = fc1_bias;
-    const float *restrict const r_fc1_matmul = fc1_matmul;
+    const float *restrict const r_fc1_add = fc1_add;
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 128; i1++)
-    {
-        const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
-        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
+        r_fc1[i] = r_fc1_add[i] > 0.0f ? r_fc1_add[i] : 0.0f;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
-    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc2_bias = fc2_bias;
-    const float *restrict const r_fc2_matmul = fc2_matmul;
-    float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), fc2, (int)(10), fc2_bias);
 }
 
 /* digits_infer_generic's code, compiled for AVX2 */
@@ -221,49 +179,28 @@ static NNC_TARGET_AVX2 void digits_infer_avx2(digits *m, int n, const float (*x)
     const float *const x_in = (const float *)x; /* [N, 64] */
     const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
     const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
-    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
     const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
-    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
     (void)gn, (void)g0;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), fc1_add, (int)(128), fc1_bias);
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_fc1_bias = fc1_bias;
-    const float *restrict const r_fc1_matmul = fc1_matmul;
+    const float *restrict const r_fc1_add = fc1_add;
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 128; i1++)
-    {
-        const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
-        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
+        r_fc1[i] = r_fc1_add[i] > 0.0f ? r_fc1_add[i] : 0.0f;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
-    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc2_bias = fc2_bias;
-    const float *restrict const r_fc2_matmul = fc2_matmul;
-    float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), fc2, (int)(10), fc2_bias);
 }
 
 #endif
@@ -287,7 +224,7 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     digits_infer(m, n, x);
     memcpy(out, fc2, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
@@ -303,12 +240,11 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
     const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
     const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
-    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
     const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
-    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -317,38 +253,18 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), fc1_add, (int)(128), fc1_bias);
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_fc1_bias = fc1_bias;
-    const float *restrict const r_fc1_matmul = fc1_matmul;
+    const float *restrict const r_fc1_add = fc1_add;
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 128; i1++)
-    {
-        const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
-        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
+        r_fc1[i] = r_fc1_add[i] > 0.0f ? r_fc1_add[i] : 0.0f;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
-    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc2_bias = fc2_bias;
-    const float *restrict const r_fc2_matmul = fc2_matmul;
-    float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), fc2, (int)(10), fc2_bias);
     /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -417,12 +333,11 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
     const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
     const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
-    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
     const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
-    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -431,38 +346,18 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), fc1_add, (int)(128), fc1_bias);
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_fc1_bias = fc1_bias;
-    const float *restrict const r_fc1_matmul = fc1_matmul;
+    const float *restrict const r_fc1_add = fc1_add;
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 128; i1++)
-    {
-        const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
-        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
+        r_fc1[i] = r_fc1_add[i] > 0.0f ? r_fc1_add[i] : 0.0f;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
-    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc2_bias = fc2_bias;
-    const float *restrict const r_fc2_matmul = fc2_matmul;
-    float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), fc2, (int)(10), fc2_bias);
     /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -530,12 +425,11 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
     const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
     const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
-    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
     const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
-    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -544,38 +438,18 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), fc1_add, (int)(128), fc1_bias);
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_fc1_bias = fc1_bias;
-    const float *restrict const r_fc1_matmul = fc1_matmul;
+    const float *restrict const r_fc1_add = fc1_add;
     float *restrict const r_fc1 = fc1;
     NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 128; i1++)
-    {
-        const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
-        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
+        r_fc1[i] = r_fc1_add[i] > 0.0f ? r_fc1_add[i] : 0.0f;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
-    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc2_bias = fc2_bias;
-    const float *restrict const r_fc2_matmul = fc2_matmul;
-    float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), fc2, (int)(10), fc2_bias);
     /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -656,8 +530,8 @@ static void digits_backward_generic(digits *m)
     const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const d_fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const d_fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const d_fc2_bias = G + 9600; /* d fc2.bias [1, 10] */
     float *const d_fc1 = (float *)(A + SB + 256 * MB); /* [N, 128] */
     float *const d_fc2_weight = G + 8320; /* d fc2.weight [10, 128] */
@@ -811,8 +685,8 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const d_fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const d_fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const d_fc2_bias = G + 9600; /* d fc2.bias [1, 10] */
     float *const d_fc1 = (float *)(A + SB + 256 * MB); /* [N, 128] */
     float *const d_fc2_weight = G + 8320; /* d fc2.weight [10, 128] */
@@ -965,8 +839,8 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
     float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const d_fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const d_fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const d_fc2_bias = G + 9600; /* d fc2.bias [1, 10] */
     float *const d_fc1 = (float *)(A + SB + 256 * MB); /* [N, 128] */
     float *const d_fc2_weight = G + 8320; /* d fc2.weight [10, 128] */
@@ -1130,7 +1004,7 @@ static void digits_eval_generic(digits *m, int n, const float (*x)[64], const in
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
@@ -1218,7 +1092,7 @@ static NNC_TARGET_AVX512 void digits_eval_avx512(digits *m, int n, const float (
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
@@ -1305,7 +1179,7 @@ static NNC_TARGET_AVX2 void digits_eval_avx2(digits *m, int n, const float (*x)[
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;

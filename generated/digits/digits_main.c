@@ -44,7 +44,7 @@ int main(int argc, char **argv)
         .metric_names = digits_metric_names,
         .num_params = DIGITS_NUM_PARAMS,
         .num_state = DIGITS_NUM_STATE,
-        .flops_per_example = 19210,
+        .flops_per_example = 19072,
         .has_loss = 1,
         .tensors = digits_tensors,
         .init = init_,

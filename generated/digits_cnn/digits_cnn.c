@@ -81,7 +81,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->state + 130, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn2.running_var */
     ((int64_t *)(void *)((float *)m->state + 194))[0] = 0; /* bn2.num_batches_tracked */
     if (nnc_dist_size() > 1) {
-        if (nnc_dist_check("model DigitsCnn", UINT64_C(0x6ea6e3cff9545cc6)) != 0) {
+        if (nnc_dist_check("model DigitsCnn", UINT64_C(0x0a12dd50bc6e47c0)) != 0) {
             digits_cnn_release(m);
             errno = EINVAL;
             return -1;
@@ -152,8 +152,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     float *const pool2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
     const float *const fc_bias = P + 21472; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -239,21 +238,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
-    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), fc, (int)(10), fc_bias);
 }
 
 #if NNC_MULTI_ISA
@@ -290,8 +275,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     float *const pool2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
     const float *const fc_bias = P + 21472; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -377,21 +361,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
-    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), fc, (int)(10), fc_bias);
 }
 
 /* digits_cnn_infer_generic's code, compiled for AVX2 */
@@ -427,8 +397,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     float *const pool2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
     const float *const fc_bias = P + 21472; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -514,21 +483,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
-    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), fc, (int)(10), fc_bias);
 }
 
 #endif
@@ -554,7 +509,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     digits_cnn_infer(m, n, x);
     memcpy(out, fc, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
@@ -602,8 +557,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
     const float *const fc_bias = P + 21472; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 7424 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 64); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -784,21 +738,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
-    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), fc, (int)(10), fc_bias);
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -909,8 +849,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
     const float *const fc_bias = P + 21472; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 7424 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 64); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -1091,21 +1030,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
-    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), fc, (int)(10), fc_bias);
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -1215,8 +1140,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
     const float *const fc_bias = P + 21472; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 7424 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 64); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -1397,21 +1321,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
-    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), fc, (int)(10), fc_bias);
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -1515,10 +1425,10 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
     float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
-    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
-    float *const d_fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
     float *const d_fc_bias = G + 21472; /* d fc.bias [1, 10] */
-    float *const d_drop = (float *)(A + SB + 7440 * MB); /* [N, 256] */
+    float *const d_drop = (float *)(A + SB + 7456 * MB); /* [N, 256] */
     float *const d_fc_weight = G + 18912; /* d fc.weight [10, 256] */
     float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
@@ -1779,10 +1689,10 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
     float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
-    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
-    float *const d_fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
     float *const d_fc_bias = G + 21472; /* d fc.bias [1, 10] */
-    float *const d_drop = (float *)(A + SB + 7440 * MB); /* [N, 256] */
+    float *const d_drop = (float *)(A + SB + 7456 * MB); /* [N, 256] */
     float *const d_fc_weight = G + 18912; /* d fc.weight [10, 256] */
     float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
@@ -2042,10 +1952,10 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
     float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
-    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
-    float *const d_fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
     float *const d_fc_bias = G + 21472; /* d fc.bias [1, 10] */
-    float *const d_drop = (float *)(A + SB + 7440 * MB); /* [N, 256] */
+    float *const d_drop = (float *)(A + SB + 7456 * MB); /* [N, 256] */
     float *const d_fc_weight = G + 18912; /* d fc.weight [10, 256] */
     float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
@@ -2305,7 +2215,7 @@ static void digits_cnn_eval_generic(digits_cnn *m, int n, const float (*x)[1][8]
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
@@ -2395,7 +2305,7 @@ static NNC_TARGET_AVX512 void digits_cnn_eval_avx512(digits_cnn *m, int n, const
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
@@ -2484,7 +2394,7 @@ static NNC_TARGET_AVX2 void digits_cnn_eval_avx2(digits_cnn *m, int n, const flo
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
         .metric_names = digits_cnn_metric_names,
         .num_params = DIGITS_CNN_NUM_PARAMS,
         .num_state = DIGITS_CNN_NUM_STATE,
-        .flops_per_example = 650442,
+        .flops_per_example = 650432,
         .has_loss = 1,
         .tensors = digits_cnn_tensors,
         .init = init_,

@@ -69,11 +69,11 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
     /* sizes in 64 bits, checked before anything is allocated: a tensor holds at most 2147483647 elements, the arena at most 1099511627776 floats */
     const uint64_t limit = (uint64_t)SIZE_MAX / sizeof(float) < 1099511627776u ? (uint64_t)SIZE_MAX / sizeof(float) : 1099511627776u;
     if ((uint64_t)max_batch > 524287u || 16u + work > limit ||
-        (uint64_t)max_batch > (limit - 16u - work) / 43008u) {
+        (uint64_t)max_batch > (limit - 16u - work) / 39936u) {
         errno = EOVERFLOW;
         return -1;
     }
-    const size_t arena = (size_t)(16u + 43008u * (uint64_t)max_batch + work);
+    const size_t arena = (size_t)(16u + 39936u * (uint64_t)max_batch + work);
     m->params = nnc_alloc_zeroed(1, sizeof(names_gpt_params));
     m->grads = nnc_alloc_zeroed(1, sizeof(names_gpt_params));
     m->arena_ = nnc_alloc_zeroed(arena, sizeof(float));
@@ -125,7 +125,7 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->params + 102912, 2, (const int[]){28, 64}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* head.weight */
     nnc_init_f32((float *)m->params + 104704, 1, (const int[]){28}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* head.bias */
     if (nnc_dist_size() > 1) {
-        if (nnc_dist_check("model NamesGpt", UINT64_C(0xbe8eeddfd4b4b838)) != 0) {
+        if (nnc_dist_check("model NamesGpt", UINT64_C(0x552888c2a9b3878a)) != 0) {
             names_gpt_release(m);
             errno = EINVAL;
             return -1;
@@ -181,70 +181,63 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
-    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
-    float *const blocks_0_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 2048 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 6144 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
     const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const blocks_0_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_0_proj = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
     float *const blocks_1_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
-    float *const blocks_1_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 2048 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 6144 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
     const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const blocks_1_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1_proj = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
     const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
     float *const lnf = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
     const float *const head_bias = P + 104704; /* head.bias [28] */
-    float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
-    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     (void)ids;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -308,56 +301,11 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), blocks_0_attn_query, (int)(64), blocks_0_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
-    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
-    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), blocks_0_attn_key, (int)(64), blocks_0_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
-    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
-    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
-    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
-    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), blocks_0_attn_value, (int)(64), blocks_0_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -374,21 +322,15 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), blocks_0_attn_out, (int)(64), blocks_0_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
-    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
-    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    const float *restrict const r_blocks_0_attn_out = blocks_0_attn_out;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0_h[i] = r_add[i] + r_blocks_0_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -425,38 +367,26 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), blocks_0_fc_add, (int)(256), blocks_0_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
-    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_0_fc[i] = nnc_gelu_float((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_0_fc[i] = nnc_gelu_float(r_blocks_0_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), blocks_0_proj, (int)(64), blocks_0_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_0_h = blocks_0_h;
-    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
-    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    const float *restrict const r_blocks_0_proj = blocks_0_proj;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0[i] = r_blocks_0_h[i] + r_blocks_0_proj[i];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -493,56 +423,11 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), blocks_1_attn_query, (int)(64), blocks_1_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
-    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
-    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), blocks_1_attn_key, (int)(64), blocks_1_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
-    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
-    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
-    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
-    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), blocks_1_attn_value, (int)(64), blocks_1_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -559,21 +444,15 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), blocks_1_attn_out, (int)(64), blocks_1_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
-    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
-    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    const float *restrict const r_blocks_1_attn_out = blocks_1_attn_out;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1_h[i] = r_blocks_0[i] + r_blocks_1_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -610,38 +489,26 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), blocks_1_fc_add, (int)(256), blocks_1_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
-    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_1_fc[i] = nnc_gelu_float((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_1_fc[i] = nnc_gelu_float(r_blocks_1_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), blocks_1_proj, (int)(64), blocks_1_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_1_h = blocks_1_h;
-    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
-    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    const float *restrict const r_blocks_1_proj = blocks_1_proj;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1[i] = r_blocks_1_h[i] + r_blocks_1_proj[i];
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -678,22 +545,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
-    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_head_bias = head_bias;
-    const float *restrict const r_head_matmul = head_matmul;
-    float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 28; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), head, (int)(28), head_bias);
 }
 
 #if NNC_MULTI_ISA
@@ -715,70 +567,63 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
-    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
-    float *const blocks_0_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 2048 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 6144 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
     const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const blocks_0_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_0_proj = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
     float *const blocks_1_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
-    float *const blocks_1_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 2048 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 6144 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
     const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const blocks_1_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1_proj = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
     const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
     float *const lnf = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
     const float *const head_bias = P + 104704; /* head.bias [28] */
-    float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
-    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     (void)ids;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -842,56 +687,11 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), blocks_0_attn_query, (int)(64), blocks_0_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
-    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
-    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), blocks_0_attn_key, (int)(64), blocks_0_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
-    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
-    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
-    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
-    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), blocks_0_attn_value, (int)(64), blocks_0_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -908,21 +708,15 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), blocks_0_attn_out, (int)(64), blocks_0_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
-    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
-    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    const float *restrict const r_blocks_0_attn_out = blocks_0_attn_out;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0_h[i] = r_add[i] + r_blocks_0_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -959,38 +753,26 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), blocks_0_fc_add, (int)(256), blocks_0_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
-    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_0_fc[i] = nnc_gelu_float_fma((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_0_fc[i] = nnc_gelu_float_fma(r_blocks_0_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), blocks_0_proj, (int)(64), blocks_0_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_0_h = blocks_0_h;
-    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
-    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    const float *restrict const r_blocks_0_proj = blocks_0_proj;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0[i] = r_blocks_0_h[i] + r_blocks_0_proj[i];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -1027,56 +809,11 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), blocks_1_attn_query, (int)(64), blocks_1_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
-    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
-    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), blocks_1_attn_key, (int)(64), blocks_1_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
-    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
-    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
-    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
-    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), blocks_1_attn_value, (int)(64), blocks_1_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1093,21 +830,15 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), blocks_1_attn_out, (int)(64), blocks_1_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
-    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
-    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    const float *restrict const r_blocks_1_attn_out = blocks_1_attn_out;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1_h[i] = r_blocks_0[i] + r_blocks_1_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -1144,38 +875,26 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), blocks_1_fc_add, (int)(256), blocks_1_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
-    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_1_fc[i] = nnc_gelu_float_fma((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_1_fc[i] = nnc_gelu_float_fma(r_blocks_1_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), blocks_1_proj, (int)(64), blocks_1_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_1_h = blocks_1_h;
-    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
-    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    const float *restrict const r_blocks_1_proj = blocks_1_proj;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1[i] = r_blocks_1_h[i] + r_blocks_1_proj[i];
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -1212,22 +931,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
-    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_head_bias = head_bias;
-    const float *restrict const r_head_matmul = head_matmul;
-    float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 28; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), head, (int)(28), head_bias);
 }
 
 /* names_gpt_infer_generic's code, compiled for AVX2 */
@@ -1248,70 +952,63 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
-    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
-    float *const blocks_0_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
-    float *const blocks_0_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 2048 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 6144 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
     const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const blocks_0_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_0 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_0_proj = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
     float *const blocks_1_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_a = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
-    float *const blocks_1_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
-    float *const blocks_1_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 2048 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 6144 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
     const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const blocks_1_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const blocks_1 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1_proj = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
     const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
     float *const lnf = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
     const float *const head_bias = P + 104704; /* head.bias [28] */
-    float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
-    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     (void)ids;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -1375,56 +1072,11 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), blocks_0_attn_query, (int)(64), blocks_0_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
-    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
-    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), blocks_0_attn_key, (int)(64), blocks_0_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
-    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
-    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
-    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
-    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), blocks_0_attn_value, (int)(64), blocks_0_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1441,21 +1093,15 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), blocks_0_attn_out, (int)(64), blocks_0_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
-    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
-    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    const float *restrict const r_blocks_0_attn_out = blocks_0_attn_out;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0_h[i] = r_add[i] + r_blocks_0_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -1492,38 +1138,26 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), blocks_0_fc_add, (int)(256), blocks_0_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
-    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_0_fc[i] = nnc_gelu_float_fma((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_0_fc[i] = nnc_gelu_float_fma(r_blocks_0_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), blocks_0_proj, (int)(64), blocks_0_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_0_h = blocks_0_h;
-    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
-    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    const float *restrict const r_blocks_0_proj = blocks_0_proj;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0[i] = r_blocks_0_h[i] + r_blocks_0_proj[i];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -1560,56 +1194,11 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), blocks_1_attn_query, (int)(64), blocks_1_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
-    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
-    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), blocks_1_attn_key, (int)(64), blocks_1_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
-    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
-    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
-    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
-    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), blocks_1_attn_value, (int)(64), blocks_1_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1626,21 +1215,15 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), blocks_1_attn_out, (int)(64), blocks_1_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
-    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
-    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    const float *restrict const r_blocks_1_attn_out = blocks_1_attn_out;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1_h[i] = r_blocks_0[i] + r_blocks_1_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -1677,38 +1260,26 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), blocks_1_fc_add, (int)(256), blocks_1_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
-    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        r_blocks_1_fc[i] = nnc_gelu_float_fma((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_1_fc[i] = nnc_gelu_float_fma(r_blocks_1_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), blocks_1_proj, (int)(64), blocks_1_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_1_h = blocks_1_h;
-    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
-    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    const float *restrict const r_blocks_1_proj = blocks_1_proj;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1[i] = r_blocks_1_h[i] + r_blocks_1_proj[i];
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -1745,22 +1316,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
-    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_head_bias = head_bias;
-    const float *restrict const r_head_matmul = head_matmul;
-    float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 28; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), head, (int)(28), head_bias);
 }
 
 #endif
@@ -1784,7 +1340,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     names_gpt_infer(m, n, ids);
     memcpy(out, head, sizeof(float) * (size_t)(448 * (int64_t)n));
 }
@@ -1807,74 +1363,65 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
-    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
     float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
-    float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
     const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const blocks_0_proj_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const blocks_0_proj = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 18432 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
-    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
     float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
-    float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
     const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const blocks_1_proj_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
-    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const blocks_1_proj = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 35840 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
     const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
-    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const lnf = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
     const float *const head_bias = P + 104704; /* head.bias [28] */
-    float *const head_matmul = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
-    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 36864 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -1941,56 +1488,11 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), blocks_0_attn_query, (int)(64), blocks_0_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
-    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
-    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), blocks_0_attn_key, (int)(64), blocks_0_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
-    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
-    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
-    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
-    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), blocks_0_attn_value, (int)(64), blocks_0_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2006,21 +1508,15 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), blocks_0_attn_out, (int)(64), blocks_0_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
-    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
-    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    const float *restrict const r_blocks_0_attn_out = blocks_0_attn_out;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0_h[i] = r_add[i] + r_blocks_0_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -2057,41 +1553,26 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), blocks_0_fc_add, (int)(256), blocks_0_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
-    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
-    float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
-        r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        r_blocks_0_fc[i] = nnc_gelu_float(v_blocks_0_fc_add);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_0_fc[i] = nnc_gelu_float(r_blocks_0_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), blocks_0_proj, (int)(64), blocks_0_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_0_h = blocks_0_h;
-    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
-    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    const float *restrict const r_blocks_0_proj = blocks_0_proj;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0[i] = r_blocks_0_h[i] + r_blocks_0_proj[i];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -2128,56 +1609,11 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), blocks_1_attn_query, (int)(64), blocks_1_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
-    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
-    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), blocks_1_attn_key, (int)(64), blocks_1_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
-    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
-    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
-    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
-    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), blocks_1_attn_value, (int)(64), blocks_1_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2193,21 +1629,15 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), blocks_1_attn_out, (int)(64), blocks_1_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
-    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
-    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    const float *restrict const r_blocks_1_attn_out = blocks_1_attn_out;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1_h[i] = r_blocks_0[i] + r_blocks_1_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -2244,41 +1674,26 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), blocks_1_fc_add, (int)(256), blocks_1_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
-    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
-    float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
-        r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        r_blocks_1_fc[i] = nnc_gelu_float(v_blocks_1_fc_add);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_1_fc[i] = nnc_gelu_float(r_blocks_1_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), blocks_1_proj, (int)(64), blocks_1_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_1_h = blocks_1_h;
-    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
-    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    const float *restrict const r_blocks_1_proj = blocks_1_proj;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1[i] = r_blocks_1_h[i] + r_blocks_1_proj[i];
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -2315,22 +1730,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
-    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_head_bias = head_bias;
-    const float *restrict const r_head_matmul = head_matmul;
-    float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 28; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), head, (int)(28), head_bias);
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -2406,74 +1806,65 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
-    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
     float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
-    float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
     const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const blocks_0_proj_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const blocks_0_proj = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 18432 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
-    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
     float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
-    float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
     const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const blocks_1_proj_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
-    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const blocks_1_proj = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 35840 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
     const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
-    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const lnf = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
     const float *const head_bias = P + 104704; /* head.bias [28] */
-    float *const head_matmul = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
-    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 36864 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -2540,56 +1931,11 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), blocks_0_attn_query, (int)(64), blocks_0_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
-    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
-    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), blocks_0_attn_key, (int)(64), blocks_0_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
-    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
-    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
-    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
-    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), blocks_0_attn_value, (int)(64), blocks_0_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2605,21 +1951,15 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), blocks_0_attn_out, (int)(64), blocks_0_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
-    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
-    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    const float *restrict const r_blocks_0_attn_out = blocks_0_attn_out;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0_h[i] = r_add[i] + r_blocks_0_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -2656,41 +1996,26 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), blocks_0_fc_add, (int)(256), blocks_0_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
-    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
-    float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
-        r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        r_blocks_0_fc[i] = nnc_gelu_float_fma(v_blocks_0_fc_add);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_0_fc[i] = nnc_gelu_float_fma(r_blocks_0_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), blocks_0_proj, (int)(64), blocks_0_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_0_h = blocks_0_h;
-    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
-    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    const float *restrict const r_blocks_0_proj = blocks_0_proj;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0[i] = r_blocks_0_h[i] + r_blocks_0_proj[i];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -2727,56 +2052,11 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), blocks_1_attn_query, (int)(64), blocks_1_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
-    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
-    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), blocks_1_attn_key, (int)(64), blocks_1_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
-    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
-    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
-    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
-    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), blocks_1_attn_value, (int)(64), blocks_1_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2792,21 +2072,15 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), blocks_1_attn_out, (int)(64), blocks_1_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
-    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
-    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    const float *restrict const r_blocks_1_attn_out = blocks_1_attn_out;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1_h[i] = r_blocks_0[i] + r_blocks_1_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -2843,41 +2117,26 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), blocks_1_fc_add, (int)(256), blocks_1_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
-    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
-    float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
-        r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        r_blocks_1_fc[i] = nnc_gelu_float_fma(v_blocks_1_fc_add);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_1_fc[i] = nnc_gelu_float_fma(r_blocks_1_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), blocks_1_proj, (int)(64), blocks_1_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_1_h = blocks_1_h;
-    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
-    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    const float *restrict const r_blocks_1_proj = blocks_1_proj;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1[i] = r_blocks_1_h[i] + r_blocks_1_proj[i];
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -2914,22 +2173,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
-    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_head_bias = head_bias;
-    const float *restrict const r_head_matmul = head_matmul;
-    float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 28; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), head, (int)(28), head_bias);
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -3004,74 +2248,65 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
     const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
-    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
     const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
     const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_out = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
     float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
     const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
-    float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
     const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const blocks_0_proj_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const blocks_0_proj = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 18432 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
     const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
-    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
     const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_out = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
     float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
     const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
-    float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
     const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const blocks_1_proj_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
-    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const blocks_1_proj = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 35840 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
     const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
-    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const lnf = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
     const float *const head_bias = P + 104704; /* head.bias [28] */
-    float *const head_matmul = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
-    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 36864 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -3138,56 +2373,11 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), blocks_0_attn_query, (int)(64), blocks_0_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
-    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
-    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), blocks_0_attn_key, (int)(64), blocks_0_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
-    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
-    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
-    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
-    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), blocks_0_attn_value, (int)(64), blocks_0_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -3203,21 +2393,15 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_value + i0 * 1024 + i1 * 16, 64, blocks_0_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_a, (int)(64), blocks_0_attn_out_weight, (int)(64), blocks_0_attn_out, (int)(64), blocks_0_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
-    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
-    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    const float *restrict const r_blocks_0_attn_out = blocks_0_attn_out;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0_h[i] = r_add[i] + r_blocks_0_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -3254,41 +2438,26 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), blocks_0_fc_add, (int)(256), blocks_0_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
-    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
-    float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
-        r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        r_blocks_0_fc[i] = nnc_gelu_float_fma(v_blocks_0_fc_add);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_0_fc[i] = nnc_gelu_float_fma(r_blocks_0_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), blocks_0_proj, (int)(64), blocks_0_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_0_h = blocks_0_h;
-    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
-    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    const float *restrict const r_blocks_0_proj = blocks_0_proj;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_0[i] = r_blocks_0_h[i] + r_blocks_0_proj[i];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -3325,56 +2494,11 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), blocks_1_attn_query, (int)(64), blocks_1_attn_query_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
-    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
-    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), blocks_1_attn_key, (int)(64), blocks_1_attn_key_bias);
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
-    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
-    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
-    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    {
-    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
-    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
-    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), blocks_1_attn_value, (int)(64), blocks_1_attn_value_bias);
     /* names_gpt.nn:19  attn(ln1(x)): * */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -3390,21 +2514,15 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_value + i0 * 1024 + i1 * 16, 64, blocks_1_attn_a + i0 * 1024 + i1 * 16, 64);
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_a, (int)(64), blocks_1_attn_out_weight, (int)(64), blocks_1_attn_out, (int)(64), blocks_1_attn_out_bias);
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
-    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
-    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    const float *restrict const r_blocks_1_attn_out = blocks_1_attn_out;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1_h[i] = r_blocks_0[i] + r_blocks_1_attn_out[i];
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -3441,41 +2559,26 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), blocks_1_fc_add, (int)(256), blocks_1_fc_bias);
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
-    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
-    float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
-        r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        r_blocks_1_fc[i] = nnc_gelu_float_fma(v_blocks_1_fc_add);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_blocks_1_fc[i] = nnc_gelu_float_fma(r_blocks_1_fc_add[i]);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), blocks_1_proj, (int)(64), blocks_1_proj_bias);
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_1_h = blocks_1_h;
-    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
-    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    const float *restrict const r_blocks_1_proj = blocks_1_proj;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_blocks_1[i] = r_blocks_1_h[i] + r_blocks_1_proj[i];
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -3512,22 +2615,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
-    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_head_bias = head_bias;
-    const float *restrict const r_head_matmul = head_matmul;
-    float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    NNC_VECTOR_LOOP
-    for (int64_t i2 = 0; i2 < 28; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), head, (int)(28), head_bias);
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -3610,61 +2698,61 @@ static void names_gpt_backward_generic(names_gpt *m)
     const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
-    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
-    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 18432 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
-    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
-    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
-    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 35840 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
-    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const lnf = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
-    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
-    float *const d_head = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 36864 * MB); /* [N, 16, 28] */
+    float *const d_head = (float *)(A + SB + 37312 * MB); /* [N, 16, 28] */
     float *const d_head_bias = G + 104704; /* d head.bias [1, 1, 28] */
-    float *const d_lnf = (float *)(A + SB + 29120 * MB); /* [N, 16, 64] */
+    float *const d_lnf = (float *)(A + SB + 37760 * MB); /* [N, 16, 64] */
     float *const d_head_weight = G + 102912; /* d head.weight [28, 64] */
-    float *const d_blocks_1 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1 = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     float *const d_lnf_weight = G + 102784; /* d lnf.weight [64] */
     float *const d_lnf_bias = G + 102848; /* d lnf.bias [1, 1, 64] */
     float *const d_blocks_1_proj_bias = G + 102720; /* d blocks.1.proj.bias [1, 1, 64] */
-    float *const d_blocks_1_fc = (float *)(A + SB + 38912 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc = (float *)(A + SB + 35840 * MB); /* [N, 16, 256] */
     float *const d_blocks_1_proj_weight = G + 86336; /* d blocks.1.proj.weight [64, 256] */
-    float *const d_blocks_1_fc_add = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
-    float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln2 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
     float *const d_blocks_1_h = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
-    float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h_2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
     float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
@@ -3672,26 +2760,26 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
     float *const d_blocks_1_attn_v = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_s = (float *)(A + SB + 25600 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 20480 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
     float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
     float *const d_blocks_1_ln1_2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
     float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
-    float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const d_blocks_0_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_2 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_weight = G + 52800; /* d blocks.1.ln1.weight [64] */
     float *const d_blocks_1_ln1_bias = G + 52864; /* d blocks.1.ln1.bias [1, 1, 64] */
     float *const d_blocks_0_proj_bias = G + 52736; /* d blocks.0.proj.bias [1, 1, 64] */
-    float *const d_blocks_0_fc = (float *)(A + SB + 21504 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc = (float *)(A + SB + 20480 * MB); /* [N, 16, 256] */
     float *const d_blocks_0_proj_weight = G + 36352; /* d blocks.0.proj.weight [64, 256] */
-    float *const d_blocks_0_fc_add = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
     float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
@@ -3704,16 +2792,16 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
     float *const d_blocks_0_attn_v = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_s = (float *)(A + SB + 8192 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
     float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
     float *const d_blocks_0_ln1_2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
     float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
     float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -4805,61 +3893,61 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
-    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
-    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 18432 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
-    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
-    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
-    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 35840 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
-    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const lnf = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
-    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
-    float *const d_head = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 36864 * MB); /* [N, 16, 28] */
+    float *const d_head = (float *)(A + SB + 37312 * MB); /* [N, 16, 28] */
     float *const d_head_bias = G + 104704; /* d head.bias [1, 1, 28] */
-    float *const d_lnf = (float *)(A + SB + 29120 * MB); /* [N, 16, 64] */
+    float *const d_lnf = (float *)(A + SB + 37760 * MB); /* [N, 16, 64] */
     float *const d_head_weight = G + 102912; /* d head.weight [28, 64] */
-    float *const d_blocks_1 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1 = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     float *const d_lnf_weight = G + 102784; /* d lnf.weight [64] */
     float *const d_lnf_bias = G + 102848; /* d lnf.bias [1, 1, 64] */
     float *const d_blocks_1_proj_bias = G + 102720; /* d blocks.1.proj.bias [1, 1, 64] */
-    float *const d_blocks_1_fc = (float *)(A + SB + 38912 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc = (float *)(A + SB + 35840 * MB); /* [N, 16, 256] */
     float *const d_blocks_1_proj_weight = G + 86336; /* d blocks.1.proj.weight [64, 256] */
-    float *const d_blocks_1_fc_add = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
-    float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln2 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
     float *const d_blocks_1_h = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
-    float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h_2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
     float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
@@ -4867,26 +3955,26 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
     float *const d_blocks_1_attn_v = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_s = (float *)(A + SB + 25600 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 20480 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
     float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
     float *const d_blocks_1_ln1_2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
     float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
-    float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const d_blocks_0_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_2 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_weight = G + 52800; /* d blocks.1.ln1.weight [64] */
     float *const d_blocks_1_ln1_bias = G + 52864; /* d blocks.1.ln1.bias [1, 1, 64] */
     float *const d_blocks_0_proj_bias = G + 52736; /* d blocks.0.proj.bias [1, 1, 64] */
-    float *const d_blocks_0_fc = (float *)(A + SB + 21504 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc = (float *)(A + SB + 20480 * MB); /* [N, 16, 256] */
     float *const d_blocks_0_proj_weight = G + 36352; /* d blocks.0.proj.weight [64, 256] */
-    float *const d_blocks_0_fc_add = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
     float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
@@ -4899,16 +3987,16 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
     float *const d_blocks_0_attn_v = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_s = (float *)(A + SB + 8192 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
     float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
     float *const d_blocks_0_ln1_2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
     float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
     float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -5999,61 +5087,61 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
     float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const blocks_0_attn_a = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
     float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
     const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
     float *const blocks_0_ln2 = (float *)(A + SB + 7168 * MB); /* [N, 16, 64] */
     const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
-    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
-    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 18432 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
-    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const blocks_1_attn_softmax = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const blocks_1_attn_a = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
     float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
     const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
     float *const blocks_1_ln2 = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
     const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
-    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
-    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 35840 * MB); /* [N, 16, 64] */
     const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
-    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const lnf = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     const float *const head_weight = P + 102912; /* head.weight [28, 64] */
-    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
-    float *const d_head = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 36864 * MB); /* [N, 16, 28] */
+    float *const d_head = (float *)(A + SB + 37312 * MB); /* [N, 16, 28] */
     float *const d_head_bias = G + 104704; /* d head.bias [1, 1, 28] */
-    float *const d_lnf = (float *)(A + SB + 29120 * MB); /* [N, 16, 64] */
+    float *const d_lnf = (float *)(A + SB + 37760 * MB); /* [N, 16, 64] */
     float *const d_head_weight = G + 102912; /* d head.weight [28, 64] */
-    float *const d_blocks_1 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1 = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
     float *const d_lnf_weight = G + 102784; /* d lnf.weight [64] */
     float *const d_lnf_bias = G + 102848; /* d lnf.bias [1, 1, 64] */
     float *const d_blocks_1_proj_bias = G + 102720; /* d blocks.1.proj.bias [1, 1, 64] */
-    float *const d_blocks_1_fc = (float *)(A + SB + 38912 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc = (float *)(A + SB + 35840 * MB); /* [N, 16, 256] */
     float *const d_blocks_1_proj_weight = G + 86336; /* d blocks.1.proj.weight [64, 256] */
-    float *const d_blocks_1_fc_add = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
     float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
-    float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln2 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
     float *const d_blocks_1_h = (float *)(A + SB + 24576 * MB); /* [N, 16, 64] */
-    float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h_2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
     float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
     float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
@@ -6061,26 +5149,26 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
     float *const d_blocks_1_attn_v = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_s = (float *)(A + SB + 25600 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_1_attn_k = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 20480 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
     float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
     float *const d_blocks_1_ln1_2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
     float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
-    float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const d_blocks_0_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_2 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
     float *const d_blocks_1_ln1_weight = G + 52800; /* d blocks.1.ln1.weight [64] */
     float *const d_blocks_1_ln1_bias = G + 52864; /* d blocks.1.ln1.bias [1, 1, 64] */
     float *const d_blocks_0_proj_bias = G + 52736; /* d blocks.0.proj.bias [1, 1, 64] */
-    float *const d_blocks_0_fc = (float *)(A + SB + 21504 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc = (float *)(A + SB + 20480 * MB); /* [N, 16, 256] */
     float *const d_blocks_0_proj_weight = G + 36352; /* d blocks.0.proj.weight [64, 256] */
-    float *const d_blocks_0_fc_add = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
     float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
     float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
@@ -6093,16 +5181,16 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
     float *const d_blocks_0_attn_v = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_s = (float *)(A + SB + 8192 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const d_blocks_0_attn_k = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
     float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
     float *const d_blocks_0_ln1_2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
     float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
-    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
     float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
     float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
@@ -7202,7 +6290,7 @@ static void names_gpt_eval_generic(names_gpt *m, int n, const int32_t (*ids)[16]
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
-    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     (void)ids;
     (void)next;
@@ -7274,7 +6362,7 @@ static NNC_TARGET_AVX512 void names_gpt_eval_avx512(names_gpt *m, int n, const i
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
-    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     (void)ids;
     (void)next;
@@ -7345,7 +6433,7 @@ static NNC_TARGET_AVX2 void names_gpt_eval_avx2(names_gpt *m, int n, const int32
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
-    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     (void)ids;
     (void)next;

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
         .metric_names = NULL,
         .num_params = NAMES_GPT_NUM_PARAMS,
         .num_state = NAMES_GPT_NUM_STATE,
-        .flops_per_example = 3409344,
+        .flops_per_example = 3390464,
         .has_loss = 1,
         .tensors = names_gpt_tensors,
         .init = init_,

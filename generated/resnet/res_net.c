@@ -126,11 +126,11 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
     /* sizes in 64 bits, checked before anything is allocated: a tensor holds at most 2147483647 elements, the arena at most 1099511627776 floats */
     const uint64_t limit = (uint64_t)SIZE_MAX / sizeof(float) < 1099511627776u ? (uint64_t)SIZE_MAX / sizeof(float) : 1099511627776u;
     if ((uint64_t)max_batch > 131071u || 2368u + work > limit ||
-        (uint64_t)max_batch > (limit - 2368u - work) / 278672u) {
+        (uint64_t)max_batch > (limit - 2368u - work) / 278688u) {
         errno = EOVERFLOW;
         return -1;
     }
-    const size_t arena = (size_t)(2368u + 278672u * (uint64_t)max_batch + work);
+    const size_t arena = (size_t)(2368u + 278688u * (uint64_t)max_batch + work);
     m->params = nnc_alloc_zeroed(1, sizeof(res_net_params));
     m->grads = nnc_alloc_zeroed(1, sizeof(res_net_params));
     m->state = nnc_alloc_zeroed(1, sizeof(res_net_state));
@@ -237,7 +237,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->state + 1084, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.1.bn2.running_var */
     ((int64_t *)(void *)((float *)m->state + 1148))[0] = 0; /* stage3.1.bn2.num_batches_tracked */
     if (nnc_dist_size() > 1) {
-        if (nnc_dist_check("model ResNet", UINT64_C(0x4702cd0639efe81f)) != 0) {
+        if (nnc_dist_check("model ResNet", UINT64_C(0x4739dc68860c49b9)) != 0) {
             res_net_release(m);
             errno = EINVAL;
             return -1;
@@ -422,8 +422,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const pool = (float *)(A + SB + 0 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
     const float *const fc_bias = P + 175248; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 64 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -1020,21 +1019,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
-    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), fc, (int)(10), fc_bias);
 }
 
 #if NNC_MULTI_ISA
@@ -1185,8 +1170,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const pool = (float *)(A + SB + 0 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
     const float *const fc_bias = P + 175248; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 64 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -1783,21 +1767,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
-    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), fc, (int)(10), fc_bias);
 }
 
 /* res_net_infer_generic's code, compiled for AVX2 */
@@ -1947,8 +1917,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const pool = (float *)(A + SB + 0 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
     const float *const fc_bias = P + 175248; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 64 * MB); /* [N, 10] */
     (void)x;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
     const int64_t gn = m->gn_, g0 = m->g0_;
@@ -2545,21 +2514,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
-    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), fc, (int)(10), fc_bias);
 }
 
 #endif
@@ -2585,7 +2540,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 64 * MB); /* [N, 10] */
     res_net_infer(m, n, x);
     memcpy(out, fc, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
@@ -2799,8 +2754,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
     const float *const fc_bias = P + 175248; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 274496 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 288); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -3892,21 +3846,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
-    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), fc, (int)(10), fc_bias);
     /* resnet.nn:47  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -4248,8 +4188,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
     const float *const fc_bias = P + 175248; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 274496 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 288); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -5341,21 +5280,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
-    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), fc, (int)(10), fc_bias);
     /* resnet.nn:47  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -5696,8 +5621,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
     const float *const fc_bias = P + 175248; /* fc.bias [10] */
-    float *const fc_matmul = (float *)(A + SB + 274496 * MB); /* [N, 10] */
-    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 288); /* [] */
     m->n_ = n;
     nnc_dist_batch(n, &m->gn_, &m->g0_);
@@ -6789,21 +6713,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
-    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    {
-    const float *restrict const r_fc_bias = fc_bias;
-    const float *restrict const r_fc_matmul = fc_matmul;
-    float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
-    for (int64_t i0 = 0; i0 < n; i0++)
-    NNC_VECTOR_LOOP
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
-    }
-    }
+    nnc_sgemm_bias(1, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), fc, (int)(10), fc_bias);
     /* resnet.nn:47  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -7033,12 +6943,12 @@ static void res_net_backward_generic(res_net *m)
     float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
-    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
-    float *const d_fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
     float *const d_fc_bias = G + 175248; /* d fc.bias [1, 10] */
-    float *const d_pool = (float *)(A + SB + 274512 * MB); /* [N, 64] */
+    float *const d_pool = (float *)(A + SB + 274528 * MB); /* [N, 64] */
     float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
-    float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_add = (float *)(A + SB + 274592 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
     float *const allreduce = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
@@ -8196,12 +8106,12 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
-    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
-    float *const d_fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
     float *const d_fc_bias = G + 175248; /* d fc.bias [1, 10] */
-    float *const d_pool = (float *)(A + SB + 274512 * MB); /* [N, 64] */
+    float *const d_pool = (float *)(A + SB + 274528 * MB); /* [N, 64] */
     float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
-    float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_add = (float *)(A + SB + 274592 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
     float *const allreduce = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
@@ -9358,12 +9268,12 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
     const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
-    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
-    float *const d_fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
     float *const d_fc_bias = G + 175248; /* d fc.bias [1, 10] */
-    float *const d_pool = (float *)(A + SB + 274512 * MB); /* [N, 64] */
+    float *const d_pool = (float *)(A + SB + 274528 * MB); /* [N, 64] */
     float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
-    float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_add = (float *)(A + SB + 274592 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
     float *const allreduce = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
@@ -10459,7 +10369,7 @@ static void res_net_eval_generic(res_net *m, int n, const float (*x)[3][32][32],
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 64 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
@@ -10549,7 +10459,7 @@ static NNC_TARGET_AVX512 void res_net_eval_avx512(res_net *m, int n, const float
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 64 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
@@ -10638,7 +10548,7 @@ static NNC_TARGET_AVX2 void res_net_eval_avx2(res_net *m, int n, const float (*x
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const y_in = (const int32_t *)y; /* [N] */
-    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 64 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;

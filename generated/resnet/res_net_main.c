@@ -44,7 +44,7 @@ int main(int argc, char **argv)
         .metric_names = res_net_metric_names,
         .num_params = RES_NET_NUM_PARAMS,
         .num_state = RES_NET_NUM_STATE,
-        .flops_per_example = 54081898,
+        .flops_per_example = 54081888,
         .has_loss = 1,
         .tensors = res_net_tensors,
         .init = init_,

@@ -12,7 +12,8 @@
  * C computed in two calls (rows [0, 7) and [7, M)) equal the one call bit
  * for bit (at AVX2 and AVX-512), and so do its rows one call at a time
  * (the turned product against the plain one), and nnc_sgemm gives the same bits at 1, 2 and 3 threads
- * (and, but for OpenBLAS in the generic build, the one call's).
+ * (and, but for OpenBLAS in the generic build, the one call's).  With
+ * beta 0, nnc_sgemm_bias gives the product's bits plus the bias's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -122,6 +123,36 @@ static void check_one(int ta, int tb, int64_t M, int64_t N, int64_t K, float alp
     }
     if (ref != c)
         free(ref);
+    /* with a bias (beta 0): C's product, then bias[j] added to each row
+     * once, bit for bit, on one thread and on the threads' blocks, whose
+     * bits are nnc_sgemm's (the generic build's OpenBLAS blocks too); the
+     * pitch's padding stays */
+    if (beta == 0.0f) {
+        float *bias = filled(N, &seed), *want = malloc(sizeof(float) * (size_t)(M * ldc)),
+              *got = malloc(sizeof(float) * (size_t)(M * ldc));
+        for (int th = 0; th <= 3; th++) {
+            memcpy(want, c0, sizeof(float) * (size_t)(M * ldc));
+            nnc_set_threads(th ? th : 1);
+            if (th)
+                nnc_sgemm(TA, TB, (int)M, (int)N, (int)K, alpha, a, (int)lda, b, (int)ldb, 0.0f, want, (int)ldc);
+            else
+                nnc_cblas_sgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, alpha, a, (int)lda, b, (int)ldb, 0.0f,
+                                want, (int)ldc);
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++)
+                    want[i * ldc + j] += bias[j];
+            memcpy(got, c0, sizeof(float) * (size_t)(M * ldc));
+            nnc_sgemm_bias(th > 0, TA, TB, (int)M, (int)N, (int)K, alpha, a, (int)lda, b, (int)ldb, got, (int)ldc,
+                           bias);
+            CHECKF(!memcmp(want, got, sizeof(float) * (size_t)(M * ldc)),
+                   "ta %d tb %d M %lld N %lld K %lld: nnc_sgemm_bias (%d threads, split %d) differs from the "
+                   "product plus the bias",
+                   ta, tb, (long long)M, (long long)N, (long long)K, th ? th : 1, th > 0);
+        }
+        free(bias);
+        free(want);
+        free(got);
+    }
     nnc_set_threads(1);
     free(a);
     free(b);
