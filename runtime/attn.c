@@ -90,7 +90,7 @@ static void by_rows(int tn, int lower, int64_t T, int64_t N, float alpha, const 
                 b, (int)ldb, 0.0f, c, (int)ldc);
 }
 #else
-#include <immintrin.h>
+#include "nnc_vec.h"
 
 /* A block is MR = 4 rows x up to NVMAX vectors of accumulators, the
  * vectors of b one row of k at a time and one broadcast of a: at AVX-512
@@ -101,8 +101,8 @@ static void by_rows(int tn, int lower, int64_t T, int64_t N, float alpha, const 
 #else
 #define ATTN_NV 3
 #endif
-typedef float vf __attribute__((vector_size(4 * ATTN_VL)));
-typedef float vfu __attribute__((vector_size(4 * ATTN_VL), aligned(4), may_alias));
+typedef nnc_vf vf; /* (NNC_VL = ATTN_VL) */
+typedef nnc_vfu vfu;
 enum { VL = ATTN_VL, MR = 4, NVMAX = ATTN_NV, MR_WIDE = 8 };
 
 /* Outputs of at most WIDE_NV vectors a row (head dims up to 32 at
@@ -125,30 +125,14 @@ enum { VL = ATTN_VL, MR = 4, NVMAX = ATTN_NV, MR_WIDE = 8 };
 #define WIDE_NV 1
 #endif
 
-/* The last vector of a row that ends inside it: its first `n` lanes (0 <
- * n <= VL), loaded with zeros after them and stored without touching the
- * floats after them (the next row's, or past the end of the matrix). */
-#if ATTN_VL == 16
-static inline vf load_part(const float *p, int n) { return (vf)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p); }
-static inline void store_part(float *p, vf v, int n)
-{
-    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v);
-}
-#else
-static inline __m256i lanes(int n)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-static inline vf load_part(const float *p, int n) { return (vf)_mm256_maskload_ps(p, lanes(n)); }
-static inline void store_part(float *p, vf v, int n) { _mm256_maskstore_ps(p, lanes(n), (__m256)v); }
-#endif
-
 /* c[mr rows from r0][nv vectors from col] = alpha * sum over k in [k0, K)
  * of a(r, k) b[k][col ..], where a(r, k) = a[r sr + k sk]: a as it is
  * (sr = lda, sk = 1) or transposed (sr = 1, sk = lda).  Rows past mr (the
  * last block of a T that is no multiple of MR) read a's last row again
  * and are not stored; `part` (0 < part < VL, a compile-time 0 in the
- * common case) is the lanes of the last vector that lie inside the row.
+ * common case) is the lanes of the last vector that lie inside the row,
+ * loaded with zeros after them and stored without touching the floats
+ * after them (the next row's, or past the end of the matrix).
  * The loops over r and v are unrolled by pragma: gcc 12 at -O2 (the
  * default build, RelWithDebInfo) unrolls none of them by itself and then
  * keeps the accumulators in memory; the avx512 build took 5.2 to 6.8 us
@@ -170,7 +154,7 @@ static inline __attribute__((always_inline)) void block(const float *a, int64_t 
 #pragma GCC unroll 4
         for (int v = 0; v < nv; v++)
             if (part && v == nv - 1)
-                bv[v] = load_part(b + k * ldb + col + VL * v, part);
+                bv[v] = nnc_vload_n(b + k * ldb + col + VL * v, part);
             else
                 bv[v] = *(const vfu *)(b + k * ldb + col + VL * v);
 #pragma GCC unroll 8
@@ -188,7 +172,7 @@ static inline __attribute__((always_inline)) void block(const float *a, int64_t 
             for (int v = 0; v < nv; v++) {
                 float *cp = c + (r0 + r) * ldc + col + VL * v;
                 if (part && v == nv - 1)
-                    store_part(cp, acc[r][v] * alpha, part);
+                    nnc_vstore_n(cp, acc[r][v] * alpha, part);
                 else
                     *(vfu *)cp = acc[r][v] * alpha;
             }

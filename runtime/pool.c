@@ -46,6 +46,7 @@
 #endif
 
 #include "nnc_isa.h"
+#include "nnc_vec.h"
 
 #if !defined(__AVX512F__) && !defined(__AVX2__)
 /* one window, scalar: the running maximum and the corner it came from
@@ -364,56 +365,14 @@ void NNC_ISA_FN(nnc_maxpool2_bwd_f32)(int64_t NC, int64_t H, int64_t W, const fl
  * (K², or the taps in the image), rounded once; its gradient dy over the
  * count in float.  A chunk whose rows would not fit in buf (a stride or
  * window of hundreds) takes pool_any's loops instead. */
-#if defined(__AVX512F__)
-#define PV 16
-#elif defined(__AVX2__)
-#define PV 8
-#else
-#define PV 4
-#endif
-typedef float pvf __attribute__((vector_size(4 * PV)));
-typedef int32_t pvi __attribute__((vector_size(4 * PV)));
+#define PV NNC_VL
+typedef nnc_vf pvf;
+typedef nnc_vi pvi;
 typedef double pvd __attribute__((vector_size(8 * PV)));
-typedef float pvfu __attribute__((vector_size(4 * PV), aligned(4), may_alias));
+typedef nnc_vfu pvfu;
 enum { PC = 256, BUFN = 4096 };
 
-static inline pvf psel(pvi m, pvf a, pvf b) { return (pvf)(((pvi)a & m) | ((pvi)b & ~m)); }
 static inline pvi pseli(pvi m, pvi a, pvi b) { return (a & m) | (b & ~m); }
-
-/* the first n floats at p, zeros after (n <= 0: none, n >= PV: all);
- * stored without touching those after */
-static inline pvf pv_load_n(const float *p, int64_t n)
-{
-    if (n >= PV)
-        return *(const pvfu *)p;
-    if (n <= 0)
-        return (pvf){0};
-#if PV == 16
-    return (pvf)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
-#elif PV == 8
-    return (pvf)_mm256_maskload_ps(
-        p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-#else
-    pvf v = {0};
-    memcpy(&v, p, sizeof(float) * (size_t)n);
-    return v;
-#endif
-}
-static inline void pv_store_n(float *p, pvf v, int64_t n)
-{
-    if (n >= PV)
-        *(pvfu *)p = v;
-    else if (n > 0) {
-#if PV == 16
-        _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v);
-#elif PV == 8
-        _mm256_maskstore_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
-                            (__m256)v);
-#else
-        memcpy(p, &v, sizeof(float) * (size_t)n);
-#endif
-    }
-}
 
 /* lanes j: p[j S]; S a constant where inlined */
 static inline __attribute__((always_inline)) pvf load_s(const float *p, int64_t S)
@@ -490,7 +449,7 @@ static inline __attribute__((always_inline)) void max_vec(const float *img, int6
             for (int64_t kj = 0; kj < K; kj++) {
                 const pvf v = load_s(b + kj, S);
                 const pvi take = (v > mx) | (v != v);
-                mx = psel(take, v, mx);
+                mx = nnc_vsel(take, v, mx);
                 if (at)
                     a = pseli(take, rowcol + (int32_t)kj, a);
             }
@@ -596,10 +555,10 @@ static inline __attribute__((always_inline)) void add_taps(float *d, const float
     }
     for (int64_t i = lo; i < hi; i += PV) {
         const int64_t n = hi - i < PV ? hi - i : PV;
-        const pvf v = pv_load_n(g + i, n);
+        const pvf v = nnc_vload_n(g + i, n);
         float *p = d + i * S + off;
         if (S == 1) {
-            pv_store_n(p, pv_load_n(p, n) + v, n);
+            nnc_vstore_n(p, nnc_vload_n(p, n) + v, n);
             continue;
         }
         /* stride 2: v's lanes on the even floats of 2n - 1, 0 on the odd */
@@ -614,8 +573,8 @@ static inline __attribute__((always_inline)) void add_taps(float *d, const float
         const pvf a = __builtin_shufflevector(v, z, 0, 4, 1, 5), b = __builtin_shufflevector(v, z, 2, 6, 3, 7);
 #endif
         const int64_t span = 2 * n - 1;
-        pv_store_n(p, pv_load_n(p, span) + a, span);
-        pv_store_n(p + PV, pv_load_n(p + PV, span - PV) + b, span - PV);
+        nnc_vstore_n(p, nnc_vload_n(p, span) + a, span);
+        nnc_vstore_n(p + PV, nnc_vload_n(p + PV, span - PV) + b, span - PV);
     }
 }
 

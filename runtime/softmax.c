@@ -28,82 +28,15 @@
 #include <string.h>
 
 #include "nnc_isa.h"
+#include "nnc_vec.h"
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
-#if defined(__AVX512F__)
-#define SM_VL 16
-#elif defined(__AVX2__)
-#define SM_VL 8
-#else
-#define SM_VL 4
-#endif
-
-typedef float vf __attribute__((vector_size(4 * SM_VL)));
-typedef int32_t vi __attribute__((vector_size(4 * SM_VL)));
-typedef float vfu __attribute__((vector_size(4 * SM_VL), aligned(4), may_alias));
+#define SM_VL NNC_VL
+typedef nnc_vf vf;
+typedef nnc_vi vi;
+typedef nnc_vfu vfu;
 enum { VL = SM_VL, NV = 16 / SM_VL };
 
 static inline vf splat(float x) { return (vf){0} + x; }
-/* m ? a : b, lane by lane (m: all ones or zeros) */
-static inline vf sel(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); }
-
-/* The first n (0 < n < VL, or any n <= 0 or >= VL) floats of p, zeros
- * after; stored without touching the floats after them. */
-#if SM_VL == 16
-static inline vf load_n(const float *p, int64_t n)
-{
-    if (n >= VL)
-        return *(const vfu *)p;
-    return n <= 0 ? (vf){0} : (vf)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
-}
-static inline void store_n(float *p, vf v, int64_t n)
-{
-    if (n >= VL)
-        *(vfu *)p = v;
-    else if (n > 0)
-        _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v);
-}
-#elif SM_VL == 8
-static inline __m256i lanes(int64_t n)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-static inline vf load_n(const float *p, int64_t n)
-{
-    if (n >= VL)
-        return *(const vfu *)p;
-    return n <= 0 ? (vf){0} : (vf)_mm256_maskload_ps(p, lanes(n));
-}
-static inline void store_n(float *p, vf v, int64_t n)
-{
-    if (n >= VL)
-        *(vfu *)p = v;
-    else if (n > 0)
-        _mm256_maskstore_ps(p, lanes(n), (__m256)v);
-}
-#else
-static inline vf load_n(const float *p, int64_t n)
-{
-    if (n >= VL)
-        return *(const vfu *)p;
-    vf v = {0};
-    for (int64_t j = 0; j < n; j++)
-        v[j] = p[j];
-    return v;
-}
-static inline void store_n(float *p, vf v, int64_t n)
-{
-    if (n >= VL) {
-        *(vfu *)p = v;
-        return;
-    }
-    for (int64_t j = 0; j < n; j++)
-        p[j] = v[j];
-}
-#endif
 
 /* lane j < n of a vector: all ones */
 static inline vi below(int64_t n)
@@ -118,7 +51,7 @@ static inline vi below(int64_t n)
  * the same order (nnc_fmaf as a multiply, then an add) */
 static inline vf vexp(vf x)
 {
-    const vf xc = sel(x >= -87.0f, sel(x <= 88.0f, x, splat(88.0f)), splat(-87.0f));
+    const vf xc = nnc_vsel(x >= -87.0f, nnc_vsel(x <= 88.0f, x, splat(88.0f)), splat(-87.0f));
     const vf t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;
     const vf r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;
     vf p = 1.9875691500e-4f * r + 1.3981999507e-3f;
@@ -128,7 +61,7 @@ static inline vf vexp(vf x)
     p = p * r + 5.0000001201e-1f;
     p = p * r2 + r + 1.0f;
     const vi e = (__builtin_convertvector(fn, vi) + 127) << 23;
-    return sel(x >= -87.0f, p * (vf)e, sel(x < -87.0f, (vf){0}, x));
+    return nnc_vsel(x >= -87.0f, p * (vf)e, nnc_vsel(x < -87.0f, (vf){0}, x));
 }
 
 /* lane j + h of v in lane j (the lanes from VL - h on: any) */
@@ -161,11 +94,11 @@ static inline float lanes_total(vf v[NV], int max)
 {
     for (int c = NV / 2; c >= 1; c /= 2)
         for (int j = 0; j < c; j++)
-            v[j] = max ? sel(v[j + c] > v[j], v[j + c], v[j]) : v[j] + v[j + c];
+            v[j] = max ? nnc_vsel(v[j + c] > v[j], v[j + c], v[j]) : v[j] + v[j + c];
     vf a = v[0];
     for (int h = VL / 2; h >= 1; h /= 2) {
         const vf b = down(a, h);
-        a = max ? sel(b > a, b, a) : a + b;
+        a = max ? nnc_vsel(b > a, b, a) : a + b;
     }
     return a[0];
 }
@@ -185,13 +118,13 @@ static inline float row_max(const float *xr, int64_t len, float alpha)
     for (; k + 16 <= len; k += 16)
         for (int v = 0; v < NV; v++) {
             const vf a = alpha * *(const vfu *)(xr + k + v * VL);
-            m[v] = sel(a > m[v], a, m[v]);
+            m[v] = nnc_vsel(a > m[v], a, m[v]);
         }
     if (k < len)
         for (int v = 0; v < NV; v++) {
             const int64_t n = len - k - v * VL;
-            const vf a = sel(below(n), alpha * load_n(xr + k + v * VL, n), ninf);
-            m[v] = sel(a > m[v], a, m[v]);
+            const vf a = nnc_vsel(below(n), alpha * nnc_vload_n(xr + k + v * VL, n), ninf);
+            m[v] = nnc_vsel(a > m[v], a, m[v]);
         }
     return lanes_total(m, 1);
 }
@@ -212,8 +145,8 @@ static inline float row_exp(const float *xr, float *yr, int64_t len, float alpha
     if (k < len)
         for (int v = 0; v < NV; v++) {
             const int64_t n = len - k - v * VL;
-            const vf e = sel(below(n), vexp(alpha * load_n(xr + k + v * VL, n) - mx), (vf){0});
-            store_n(yr + k + v * VL, e, n);
+            const vf e = nnc_vsel(below(n), vexp(alpha * nnc_vload_n(xr + k + v * VL, n) - mx), (vf){0});
+            nnc_vstore_n(yr + k + v * VL, e, n);
             s[v] += e;
         }
     return lanes_total(s, 0);
@@ -244,7 +177,7 @@ void NNC_ISA_FN(nnc_softmax_rows_f32)(int64_t rows, int64_t L, int64_t r0, int c
         for (int i = 0; i < gn; i++) {
             float *yr = y + (g0 + i) * L;
             for (int64_t k = 0; k < len[i]; k += VL)
-                store_n(yr + k, load_n(yr + k, len[i] - k) * inv[i], len[i] - k);
+                nnc_vstore_n(yr + k, nnc_vload_n(yr + k, len[i] - k) * inv[i], len[i] - k);
             for (int64_t k = len[i]; k < L; k++)
                 yr[k] = 0.0f;
         }
@@ -264,12 +197,12 @@ void NNC_ISA_FN(nnc_softmax_rows_bwd_f32)(int64_t rows, int64_t L, int64_t r0, i
         for (int64_t k = 0; k < len; k += 16)
             for (int v = 0; v < NV; v++) {
                 const int64_t n = len - k - v * VL;
-                s[v] += load_n(dr + k + v * VL, n) * load_n(pr + k + v * VL, n);
+                s[v] += nnc_vload_n(dr + k + v * VL, n) * nnc_vload_n(pr + k + v * VL, n);
             }
         const float dot = lanes_total(s, 0);
         for (int64_t k = 0; k < len; k += VL) {
             const int64_t n = len - k;
-            store_n(xr + k, alpha * load_n(pr + k, n) * (load_n(dr + k, n) - dot), n);
+            nnc_vstore_n(xr + k, alpha * nnc_vload_n(pr + k, n) * (nnc_vload_n(dr + k, n) - dot), n);
         }
         for (int64_t k = len; k < L; k++)
             xr[k] = 0.0f;
