@@ -124,30 +124,27 @@ void emit_matmul(Emitter *e, int t)
         /* on the threads if large enough (nnc_sgemm: blocks of the output) */
         const double flops = 2.0 * (double)ir_numel(so) * (double)kdim;
         const char *call = emit_gemm_call(e, flops, so.bd >= 0);
-        if (n->nin > 2 && n->ival == 1) {
-            /* a linear layer's bias (plan.c fold_linear_bias): float adds
-             * it as each tile of C is final; double after the GEMM */
-            const char *bias = emit_ref(e, n->in[2]);
-            if (!e->opt->f64) {
-                P(e,
-                  "    nnc_sgemm_bias(%d, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), "
-                  "%s, (int)(%s), %s);\n",
-                  emit_gemm_splits(flops, so.bd >= 0), TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, c, N,
-                  bias);
-                return;
-            }
+        /* in[2]: a linear layer's bias (ival 1, plan.c fold_linear_bias),
+         * which float adds as each tile of C is final and double after
+         * the GEMM; or an addend (plan.c fold_matmul_acc), which the
+         * product accumulates onto, copied into C first */
+        const int bias = n->nin > 2 && n->ival == 1, acc = n->nin > 2 && !bias;
+        if (bias && !e->opt->f64) {
             P(e,
-              "    %s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
-              call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
-            P(e, "    for (int64_t r = 0; r < %s; r++)\n        for (int64_t j = 0; j < %s; j++)\n", rows, N);
-            P(e, "            %s[r * %s + j] += %s[j];\n", c, N, bias);
+              "    nnc_sgemm_bias(%d, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, "
+              "(int)(%s), %s);\n",
+              emit_gemm_splits(flops, so.bd >= 0), TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, c, N,
+              emit_ref(e, n->in[2]));
             return;
         }
-        /* a folded addend (plan.c fold_matmul_acc): the product accumulates onto its copy */
-        if (n->nin > 2)
+        if (acc)
             P(e, "    memcpy(%s, %s, sizeof(%s) * (size_t)(%s));\n", c, emit_ref(e, n->in[2]), e->real, emit_numel(so));
         P(e, "    %s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
-          call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, n->nin > 2), c, N);
+          call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, acc), c, N);
+        if (bias) {
+            P(e, "    for (int64_t r = 0; r < %s; r++)\n        for (int64_t j = 0; j < %s; j++)\n", rows, N);
+            P(e, "            %s[r * %s + j] += %s[j];\n", c, N, emit_ref(e, n->in[2]));
+        }
         return;
     }
     /* batched: one GEMM per matrix of the output, operands broadcast */
@@ -328,7 +325,7 @@ void emit_group(Emitter *e, int t)
     double cost = 0;
     for (int j = t; j < g->n; j++) {
         const IrNode *n = &g->nodes[j];
-        if (n->group != t || n->fused)
+        if (n->group != t)
             continue;
         if (n->op == IR_MATMUL) {
             const Shape sa = ir_matmul_operand(g, n, 0);
@@ -347,7 +344,7 @@ void emit_group(Emitter *e, int t)
     }
     for (int j = t; j < g->n; j++) {
         const IrNode *n = &g->nodes[j];
-        if (n->group != t || n->fused)
+        if (n->group != t)
             continue;
         if (j != t)
             emit_comment_in(e, n, "        ");

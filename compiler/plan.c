@@ -867,7 +867,7 @@ void plan_groups(const Model *m, Graph *g, int allow)
     }
     if (!allow)
         return;
-    int gs = -1, last = -1; /* the open group's first and last members */
+    int gs = -1; /* the open group's first member */
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
         if (n->fused != 0 || n->op == IR_RESHAPE || n->op == IR_CONST || ir_op_class(n->op) == OC_LEAF)
@@ -876,29 +876,10 @@ void plan_groups(const Model *m, Graph *g, int allow)
             gs = -1;
             continue;
         }
-        if (gs >= 0 && joins(g, gs, i)) {
-            n->group = gs;
-            last = i;
-            continue;
-        }
-        if (gs >= 0 && last == gs) /* a group of one is none */
-            g->nodes[gs].group = -1;
-        gs = last = i;
-        n->group = i;
+        if (gs < 0 || !joins(g, gs, i))
+            gs = i; /* a group starts */
+        n->group = gs;
     }
-    if (gs >= 0 && last == gs)
-        g->nodes[gs].group = -1;
-    /* a single member left by a group that ended at a non-member */
-    int *size = calloc((size_t)g->n + 1, sizeof(int));
-    if (!size)
-        abort();
-    for (int i = 0; i < g->n; i++)
-        if (g->nodes[i].group >= 0)
-            size[g->nodes[i].group]++;
-    for (int i = 0; i < g->n; i++)
-        if (g->nodes[i].group >= 0 && size[g->nodes[i].group] < 2)
-            g->nodes[i].group = -1;
-    free(size);
     /* locals: every reader a later member of the same group, reading it
      * directly; not a result of the pass */
     char *roots = root_mask(g, m);
@@ -921,9 +902,10 @@ void plan_groups(const Model *m, Graph *g, int allow)
         n->local = ok && readers > 0;
     }
     free(roots);
-    /* a group with no local is none: its matrices went through the arena
-     * all the same, and gpt_t256's (T 256: [T, T] matrices too large to be
-     * locals) ran 1-2% slower at 1 thread grouped */
+    /* a group with no local is none: a group of one (none of its readers
+     * a later member), and one whose matrices would go through the arena
+     * all the same (gpt_t256's, T 256: [T, T] matrices too large to be
+     * locals, ran 1-2% slower at 1 thread grouped) */
     char *has = calloc((size_t)g->n + 1, 1);
     if (!has)
         abort();

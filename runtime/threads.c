@@ -1220,13 +1220,19 @@ static nnc_gemm_hint gemm_expect(const gemm_job *j)
     return (nnc_gemm_hint){e->nb, e->nldb, e->nN, e->nK, 0, 1, e->ntb};
 }
 
+/* A float GEMM's job, with the hint of the GEMM after it, on the threads */
+static void sgemm_run(gemm_job *j)
+{
+    if (nnc_isa() != NNC_ISA_GENERIC)
+        j->next = gemm_expect(j);
+    gemm_run(j);
+}
+
 void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc)
 {
     gemm_job j = {0, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c, {0}, NULL};
-    if (nnc_isa() != NNC_ISA_GENERIC)
-        j.next = gemm_expect(&j);
-    gemm_run(&j);
+    sgemm_run(&j);
 }
 
 void nnc_sgemm_bias(int split, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a,
@@ -1237,9 +1243,7 @@ void nnc_sgemm_bias(int split, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, in
         return;
     }
     gemm_job j = {0, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, 0.0, a, b, c, {0}, bias};
-    if (nnc_isa() != NNC_ISA_GENERIC)
-        j.next = gemm_expect(&j);
-    gemm_run(&j);
+    sgemm_run(&j);
 }
 
 void nnc_gemm_bias_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *a, int64_t lda,
