@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--threads "1 N"] [--rounds R] [--min-time S] [--models "a b"]
 #                [--no-native] [--cflags "FLAGS"] [--build-dir DIR]
-#                [--results FILE] [--quick] [--isa avx2|generic]
+#                [--results FILE] [--quick] [--isa avx2|generic] [--blas-env]
 #
 # Installs nnc (CMake's default build type, no -march) into a prefix under the build dir
 # and builds every bench/<model>.nn as a user does: nnc, then
@@ -17,7 +17,11 @@
 # bench/results.md (or --results FILE).  --isa avx2 (or generic) runs
 # both sides at that instruction set, as on a CPU without AVX-512: nnc
 # with NNC_ISA, PyTorch with oneDNN and ATen limited to it
-# (ONEDNN_MAX_CPU_ISA, ATEN_CPU_CAPABILITY).  See bench/README.md.
+# (ONEDNN_MAX_CPU_ISA, ATEN_CPU_CAPABILITY).  OPENBLAS_CORETYPE is
+# unset, so that OpenBLAS picks its kernels by the CPU; --blas-env keeps
+# the caller's (OPENBLAS_CORETYPE=Haswell with --isa avx2: PyTorch's GEMMs
+# at AVX2 too, as on a CPU without AVX-512), and results.md says so.
+# See bench/README.md.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,7 +42,7 @@ results="$here/results.md"
 python=/usr/bin/python3
 
 usage() {
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
     exit "${1:-1}"
 }
 while [ $# -gt 0 ]; do
@@ -52,6 +56,7 @@ while [ $# -gt 0 ]; do
     --build-dir) build=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --isa) isa=$2; shift 2 ;;
+    --blas-env) blas_env=1; shift ;;
     --quick) rounds=1; min_time=0.5; min_iters=10; warmup=5; shift ;;
     -h | --help) usage 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; usage ;;
@@ -127,7 +132,7 @@ $cc $warn -O2 "$here/src/cpu_probe.c" -pthread -o "$build/bin/cpu_probe"
 # threads measured 83 instead of 23 ms): passive waiting is its fair
 # setting (torch_wait).
 torch_wait=${OMP_WAIT_POLICY:-PASSIVE}
-unset OPENBLAS_CORETYPE 2>/dev/null || true
+[ "${blas_env:-0}" = 1 ] || unset OPENBLAS_CORETYPE 2>/dev/null || true
 # torch_modes T: "torch threads x BLAS threads" combinations tried at T threads
 torch_modes() {
     if [ "$1" = 1 ]; then echo "1x1"; else echo "${1}x1 1x${1} ${1}x${1}"; fi
@@ -147,6 +152,7 @@ log="$build/log.txt"
     echo "META builds=$builds"
     echo "META omp_wait_policy=PyTorch $torch_wait, nnc ${OMP_WAIT_POLICY:-default}"
     echo "META rounds=$rounds"
+    echo "META coretype=${OPENBLAS_CORETYPE:-}"
     echo "META min_time=$min_time"
     echo "META min_iters=$min_iters"
     echo "META warmup=$warmup"

@@ -330,6 +330,9 @@ def main():
           "'in sgemm': time inside nnc's float GEMM, runtime/gemm.c, nnc only):")
     print("\n".join(phase_table))
 
+    coretype = meta.get("coretype", "")
+    coretype_note = (f"OPENBLAS_CORETYPE={coretype} from the caller's environment (--blas-env)"
+                     if coretype else "no OPENBLAS_CORETYPE set")
     with open(md_path, "w") as f:
         f.write("# nnc training-step benchmark — results\n\n")
         f.write("Written by `bench/run.sh` (see bench/README.md for the method); "
@@ -340,7 +343,7 @@ def main():
         f.write(f"- ISA: {isa_line}; each build installed and linked through "
                 f"`pkg-config --cflags --libs nnc` ({meta.get('cc')})\n")
         f.write(f"- BLAS: OpenBLAS core **{meta.get('blas_core', '?')}** "
-                f"(`openblas_get_corename()`, no OPENBLAS_CORETYPE set); "
+                f"(`openblas_get_corename()`, {coretype_note}); "
                 f"`openblas_get_config()`: {meta.get('blas_config', meta.get('openblas', '?'))} "
                 f"(the same library for both sides); PyTorch {meta.get('torch')}\n")
         f.write(f"- peaks: {peaks_line()}; every FMA rate: {fma_all_line()}\n")
