@@ -130,19 +130,28 @@ static inline __attribute__((always_inline)) void pack_b(int tb, const float *b,
  * tile (1024 x 256 x 16 with beta 1, an LSTM's kernel gradient a step:
  * the store cost more than the tile's 16 k at AVX2). */
 static inline __attribute__((always_inline)) void store_acc(float *c, int64_t ldc, vf acc[MR][2], float alpha,
-                                                            float beta, int first)
+                                                            float beta, int first, const float *bias)
 {
     const vf va = VSET1(alpha), vb = VSET1(beta); /* (not 0 + alpha: -0 would become +0) */
 #pragma GCC unroll 6
     for (int r = 0; r < MR; r++)
         for (int h = 0; h < 2; h++) {
             vfu *cr = (vfu *)(c + r * ldc + h * VL);
+            vf v;
             if (!first)
-                *cr = VFMA(va, acc[r][h], *cr);
-            else if (beta == 0.0f)
-                *cr = va * acc[r][h];
-            else
-                *cr = VFMA(vb, *cr, va * acc[r][h]);
+                v = VFMA(va, acc[r][h], *cr);
+            else if (beta == 0.0f) {
+                v = va * acc[r][h];
+                /* rounded here, as the store rounds it: -ffp-contract
+                 * would otherwise fuse it with the bias's add below */
+                __asm__("" : "+v"(v));
+            } else
+                v = VFMA(vb, *cr, va * acc[r][h]);
+            /* a final tile's bias (add_bias's one rounding after the
+             * product's), while C's vectors are still in registers */
+            if (bias)
+                v += *(const vfu *)(bias + h * VL);
+            *cr = v;
         }
 }
 
@@ -181,11 +190,11 @@ static inline __attribute__((always_inline)) void block(int mr, const float *a, 
 /* A whole block (MR rows, NR columns of C) */
 static inline __attribute__((always_inline)) void block_c(const float *a, int64_t sr, int64_t sk, const float *bp,
                                                           int64_t kc, float *c, int64_t ldc, float alpha, float beta,
-                                                          int first)
+                                                          int first, const float *bias)
 {
     vf acc[MR][2];
     accumulate(MR, a, sr, sk, bp, kc, acc);
-    store_acc(c, ldc, acc, alpha, beta, first);
+    store_acc(c, ldc, acc, alpha, beta, first, bias);
 }
 
 static inline __attribute__((always_inline)) void tile(int mr, const float *a, int64_t sr, int64_t sk, const float *bp,
@@ -363,7 +372,7 @@ static __attribute__((noinline)) void turned(int ta, int tb, int64_t M, int64_t 
                         const int mr = (int)(rn - i < rows ? rn - i : rows);
                         const float *ai = b + (i0 + i) * sr + k0 * sk;
                         if (w == NR && mr == MR && nr == NR) {
-                            block_c(ai, sr, sk, panel, kc, ct + i * mp + jr, mp, alpha, beta, k0 == 0);
+                            block_c(ai, sr, sk, panel, kc, ct + i * mp + jr, mp, alpha, beta, k0 == 0, NULL);
                             continue;
                         }
                         if (w == VL)
@@ -484,6 +493,7 @@ static void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, c
                 pack_b(tb, b, ldb, k0, kc, j0 + nc - narrow, narrow, VL, bp + (nc - narrow) / NR * kc * NR);
             next_b nb;
             next_b_init(&nb, tb, b, ldb, M, N, K, k0, j0, nc, narrow);
+            const int final = bias && k0 + kc == K; /* the last block of K adds the bias */
             for (int64_t i0 = 0; i0 < M; i0 += MC) {
                 const int64_t i1 = M - i0 < MC ? M : i0 + MC;
                 const float *ab = a + i0 * sr + k0 * sk; /* a(i, k0) = ab[(i - i0) sr] */
@@ -512,17 +522,17 @@ static void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, c
                                 __builtin_prefetch(c + r * ldc + j0 + jr + VL, 1);
                         }
                         next_b_some(&nb);
-                        if (mr == MR && nr == NR)
+                        if (mr == MR && nr == NR) {
                             block_c(ab + (i - i0) * sr, sr, sk, panel, kc, c + i * ldc + j0 + jr, ldc, alpha, beta,
-                                    k0 == 0);
-                        else {
-                            if (one)
-                                tile1(mr, ab + (i - i0) * sr, sr, sk, panel, kc, t);
-                            else
-                                tile(mr, ab + (i - i0) * sr, sr, sk, panel, kc, t);
-                            store(c + i * ldc + j0 + jr, ldc, t, mr, nr, alpha, beta, k0 == 0);
+                                    k0 == 0, final ? bias + j0 + jr : NULL);
+                            continue;
                         }
-                        if (bias && k0 + kc == K) /* the tile is final, and in L1 */
+                        if (one)
+                            tile1(mr, ab + (i - i0) * sr, sr, sk, panel, kc, t);
+                        else
+                            tile(mr, ab + (i - i0) * sr, sr, sk, panel, kc, t);
+                        store(c + i * ldc + j0 + jr, ldc, t, mr, nr, alpha, beta, k0 == 0);
+                        if (final) /* the tile is final, and in L1 */
                             add_bias(c + i * ldc + j0 + jr, ldc, mr, nr, bias + j0 + jr);
                     }
                 }

@@ -180,6 +180,10 @@ int main(void)
         check_one(t & 1, t >> 1, 97, 300, 600, 0.5f, 1.0f, seed++);
         check_one(t & 1, t >> 1, 13, 33, 257, -2.0f, 0.5f, seed++);
         check_one(t & 1, t >> 1, 200, 17, 31, 1.0f, 0.0f, seed++);
+        /* alpha with the bias: alpha AB rounded before the bias is
+         * added, in one block of K and in several */
+        check_one(t & 1, t >> 1, 97, 300, 600, 0.5f, 0.0f, seed++);
+        check_one(t & 1, t >> 1, 200, 64, 96, -0.3f, 0.0f, seed++);
     }
     /* shapes that gemm.c turns (C^T = op(B)^T op(A)^T): a recurrent
      * layer's steps at batch 16, its data gradient, a 65-word vocabulary
