@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "harness.h"
@@ -305,6 +306,10 @@ int main(int argc, char **argv)
 
     if (rank != 0)
         goto done;
+    /* the process's peak resident set so far (Linux: ru_maxrss in KB):
+     * the arena, the threads' scratch, the weights and the harness's data */
+    struct rusage ru;
+    const double rss_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : NAN;
     fprintf(stderr,
             "nnc %s: batch %d (%d process(es), %d on rank 0), %zu params, ISA %s (generated C compiled for %s), "
             "nnc threads %d, OpenBLAS core %s (%s)\n"
@@ -313,11 +318,11 @@ int main(int argc, char **argv)
             "  phases (medians): train_forward %.4f ms, backward %.4f ms, %s step %.4f ms; "
             "inside the float GEMM %.4f ms\n"
             "  waiting for the sums across processes (medians): forward %.4f ms, backward %.4f ms\n"
-            "  loss %.4f (first step) -> %.4f (last step)\n",
+            "  loss %.4f (first step) -> %.4f (last step); peak RSS %.1f MB\n",
             d->name, batch, procs, local, d->num_params, nnc_isa_name(nnc_isa()), BUILT_FOR, nnc_threads(),
             openblas_get_corename(), openblas_get_config(), warmup, iters, total, 1e3 * median, 1e3 * t[0], 1e3 * mean,
             1e3 * p90, step_flops / median * 1e-9, 1e3 * med_f, 1e3 * med_b, opt_name, 1e3 * med_o, 1e3 * med_g,
-            1e3 * med_wf, 1e3 * med_w, first_loss, loss);
+            1e3 * med_wf, 1e3 * med_w, first_loss, loss, rss_mb);
     for (int i = 0; i < n_gemm_stats; i++) {
         const gemm_stat *g = &gemm_stats[i];
         const double per = g->total / g->calls;
@@ -328,10 +333,11 @@ int main(int argc, char **argv)
     printf("RESULT side=nnc model=%s batch=%d median_ms=%.6f min_ms=%.6f mean_ms=%.6f "
            "p90_ms=%.6f iters=%d warmup=%d threads=%d step_flops=%.0f params=%zu optim=%s "
            "fwd_ms=%.6f bwd_ms=%.6f opt_ms=%.6f sgemm_ms=%.6f first_loss=%.6f last_loss=%.6f "
-           "isa=%s built_for=%s blas_core=%s procs=%d share=%d wait_fwd_ms=%.6f wait_ms=%.6f\n",
+           "isa=%s built_for=%s blas_core=%s procs=%d share=%d wait_fwd_ms=%.6f wait_ms=%.6f maxrss_mb=%.1f\n",
            d->name, batch, 1e3 * median, 1e3 * t[0], 1e3 * mean, 1e3 * p90, iters, warmup, nnc_threads(), step_flops,
            d->num_params, adamw ? "adamw" : "adam", 1e3 * med_f, 1e3 * med_b, 1e3 * med_o, 1e3 * med_g, first_loss,
-           loss, nnc_isa_name(nnc_isa()), BUILT_FOR, openblas_get_corename(), procs, share, 1e3 * med_wf, 1e3 * med_w);
+           loss, nnc_isa_name(nnc_isa()), BUILT_FOR, openblas_get_corename(), procs, share, 1e3 * med_wf, 1e3 * med_w,
+           rss_mb);
 
 done:
     free(t), free(tf), free(tb), free(to), free(tg), free(tw), free(twf);

@@ -136,6 +136,9 @@ def main():
             "sgemm": (statistics.median(float(rs[r]["sgemm_ms"]) for r in rounds)
                       if all(rs[r].get("sgemm_ms", "nan") != "nan" for r in rounds) else None),
             "iters": sum(int(rs[r]["iters"]) for r in rounds),
+            # the process's peak resident set, the most of the rounds (MB;
+            # results of older harnesses have none)
+            "rss": max((float(rs[r]["maxrss_mb"]) for r in rounds if "maxrss_mb" in rs[r]), default=None),
             "r": rs[rounds[0]],
             "conf": conf,
         }
@@ -309,8 +312,24 @@ def main():
     def fma_all_line():
         return ", ".join(f"{isa_} {tl(t)} {max(v):.1f}" for (isa_, t), v in sorted(fma.items()))
 
+    # peak RSS by thread count: what extra threads add to the memory
+    rss_header = ["model"] + [f"nnc {b} {tl(t)}" for b in builds for t in threads] \
+        + [f"PyTorch {tl(t)}" for t in threads]
+    rss_rows = []
+    for m in order:
+        row = [m]
+        for b in builds:
+            for t in threads:
+                a = agg(m, b, t)
+                row.append(f"{a['rss']:.1f}" if a and a["rss"] is not None else "-")
+        for t in threads:
+            x = torch_best(m, t)[0]
+            row.append(f"{x['rss']:.1f}" if x and x["rss"] is not None else "-")
+        rss_rows.append(row)
+
     table = markdown(header, rows)
     phase_table = markdown(phase_header, phase_rows)
+    rss_table = markdown(rss_header, rss_rows)
     threads_note = (f"nnc at N threads: OMP_NUM_THREADS=N, its own OpenMP threads for its kernels, "
                     f"GEMMs (split by nnc into blocks of its own one-thread GEMM) and loops; "
                     f"PyTorch at N > 1 threads runs in its fastest of (torch N, BLAS 1), "
@@ -376,6 +395,13 @@ def main():
                 "and the runtime's own loops: convolutions, elementwise ops, reductions, the "
                 "loss; per-GEMM figures are in `bench/build/log.txt`):\n\n")
         f.write("\n".join(phase_table) + "\n")
+        f.write("\nPeak resident set of each process, MB (`getrusage`'s `ru_maxrss` at the end of "
+                "the run, the most of the rounds): nnc's bench program holds the arena, the "
+                "threads' scratch, the weights, gradients and Adam's moments, and the harness's "
+                "data; PyTorch's (its fastest mode) the interpreter and its libraries too.\n\n")
+        f.write("\n".join(rss_table) + "\n")
+    print("\npeak RSS, MB:")
+    print("\n".join(rss_table))
     print(f"\nwrote {md_path}")
 
 

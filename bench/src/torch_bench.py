@@ -29,6 +29,7 @@ import argparse
 import ctypes
 import math
 import os
+import resource
 import statistics
 import sys
 import time
@@ -594,6 +595,7 @@ def main():
     mean = total / len(times)
     p90 = times[int(0.9 * (len(times) - 1))]
     ob, core = openblas_info()
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KB
     print(f"torch {a.model}: batch {batch}, {nparams} params, torch {torch.__version__}, "
           f"torch threads {torch.get_num_threads()}, OpenBLAS threads {ob}, core {core}\n"
           f"  {a.warmup} warm-up + {len(times)} timed steps in {total:.2f} s: "
@@ -601,14 +603,14 @@ def main():
           f"mean {1e3 * mean:.4f} ms, p90 {1e3 * p90:.4f} ms\n"
           f"  phases (medians): forward+loss {1e3 * med_f:.4f} ms, zero_grad+backward "
           f"{1e3 * med_b:.4f} ms, {opt_name} step {1e3 * med_o:.4f} ms\n"
-          f"  loss {first_loss:.4f} (first step) -> {last_loss:.4f} (last step)",
+          f"  loss {first_loss:.4f} (first step) -> {last_loss:.4f} (last step); peak RSS {rss_mb:.1f} MB",
           file=sys.stderr)
     print(f"RESULT side=torch model={a.model} batch={batch} median_ms={1e3 * median:.6f} "
           f"min_ms={1e3 * times[0]:.6f} mean_ms={1e3 * mean:.6f} p90_ms={1e3 * p90:.6f} "
           f"iters={len(times)} warmup={a.warmup} threads={torch.get_num_threads()} "
           f"openblas_threads={ob} params={nparams} optim={opt_name.lower()} fwd_ms={1e3 * med_f:.6f} "
           f"bwd_ms={1e3 * med_b:.6f} opt_ms={1e3 * med_o:.6f} first_loss={first_loss:.6f} "
-          f"last_loss={last_loss:.6f} blas_core={core}")
+          f"last_loss={last_loss:.6f} blas_core={core} maxrss_mb={rss_mb:.1f}")
 
 
 if __name__ == "__main__":
