@@ -107,13 +107,6 @@ static inline __m512 windows(const float *r0, const float *r1, int n, __m512 ie,
 #endif
 
 #if defined(__AVX2__) && !defined(__AVX512F__)
-/* the first n lanes (n <= 8; more: all, fewer than 0: none), for the masked
- * loads of a row's last windows */
-static inline __m256i first(int n)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* stores the first n floats of v (n <= 8), in pieces of 4, 2 and 1: a
  * masked store (vmaskmovps) took 7.6 us for the backward pass of 64 7x15
  * images against 5.3 for the scalar loop, being microcoded on AMD */
@@ -151,12 +144,8 @@ static inline __m256 takes8(__m256 s, __m256 m)
  * unpacks of even and odd give the columns in order without one */
 static inline void split8(const float *r, int n, __m256 *e, __m256 *o)
 {
-    __m256 a, b;
-    if (n == 8) {
-        a = _mm256_loadu_ps(r), b = _mm256_loadu_ps(r + 8);
-    } else {
-        a = _mm256_maskload_ps(r, first(2 * n)), b = _mm256_maskload_ps(r + 8, first(2 * n - 8));
-    }
+    /* (a row's last windows: the floats that exist, zeros after) */
+    const __m256 a = (__m256)nnc_vload_n(r, 2 * n), b = (__m256)nnc_vload_n(r + 8, 2 * n - 8);
     *e = _mm256_shuffle_ps(a, b, 0x88);
     *o = _mm256_shuffle_ps(a, b, 0xDD);
 }
@@ -284,7 +273,7 @@ void NNC_ISA_FN(nnc_maxpool2_bwd_f32)(int64_t NC, int64_t H, int64_t W, const fl
                     k[q] = _mm256_and_ps(k[q], _mm256_cmp_ps(v[q], zero, _CMP_GT_OQ));
             }
             const float *gr = dy + i * OW + jj;
-            const __m256 g = order8(n == 8 ? _mm256_loadu_ps(gr) : _mm256_maskload_ps(gr, first(n)));
+            const __m256 g = order8((__m256)nnc_vload_n(gr, n));
             const __m256 ga = _mm256_andnot_ps(k[0], g), gb = _mm256_and_ps(k[1], g);
             const __m256 gc = _mm256_and_ps(k[2], g), gd = _mm256_and_ps(k[3], g);
             const int n0 = 2 * n < 8 ? 2 * n : 8, n1 = 2 * n - n0;
