@@ -8,6 +8,7 @@
  *                    the rational function wiggles by an ulp.)
  *   nnc_exp_float    [-87, 88], relative error <= 3 ulp (2^-23 each);
  *                    0 below -87 and at -inf; NaN stays NaN;
+ *   nnc_exp_nonpos_float  exp's bits on [-87, 0], 0 below and for NaN;
  *   nnc_dgelu_tanh_* the double one against a central difference of GELU's
  *                    tanh form; the float one against the double one on
  *                    [-8, 8] within 3.2e-5: tanh's error (<= 1e-6) times the
@@ -64,6 +65,7 @@
 #ifdef NNC_TEST_FMA_TWINS
 #define nnc_tanh_float nnc_tanh_float_fma
 #define nnc_exp_float nnc_exp_float_fma
+#define nnc_exp_nonpos_float nnc_exp_nonpos_float_fma
 #define nnc_dgelu_tanh_float nnc_dgelu_tanh_float_fma
 #define nnc_normcdf_float nnc_normcdf_float_fma
 #define nnc_gelu_float nnc_gelu_float_fma
@@ -122,6 +124,18 @@ static void check_exp(void)
     CHECK(nnc_exp_float(-87.5f) == 0.0f);
     CHECK(nnc_exp_float(-1e30f) == 0.0f);
     CHECK(isnan(nnc_exp_float(NAN)));
+    /* the entry for arguments <= 0 (GELU's Φ): nnc_exp_float's bits on
+     * [-87, 0], 0 below, and 0 for NaN, which its caller carries by
+     * another path */
+    long differ = 0;
+    for (float x = -87.0f; x <= 0.0f; x += 0.0009765625f) {
+        const float a = nnc_exp_float(x), b = nnc_exp_nonpos_float(x);
+        differ += memcmp(&a, &b, sizeof a) != 0;
+    }
+    CHECKF(differ == 0, "exp_nonpos: differs from exp at %ld points of [-87, 0]", differ);
+    CHECK(nnc_exp_nonpos_float(-0.0f) == 1.0f && nnc_exp_nonpos_float(-87.0f) == nnc_exp_float(-87.0f));
+    CHECK(nnc_exp_nonpos_float(-87.5f) == 0.0f && nnc_exp_nonpos_float(-INFINITY) == 0.0f);
+    CHECK(nnc_exp_nonpos_float(NAN) == 0.0f);
     printf("exp: max error %.3g ulp over [-87, 88]\n", worst);
 }
 
@@ -324,6 +338,7 @@ static void check_twins(void)
     } f[] = {
         {"tanh", nnc_tanh_float, nnc_tanh_float_fma},
         {"exp", nnc_exp_float, nnc_exp_float_fma},
+        {"exp_nonpos", nnc_exp_nonpos_float, nnc_exp_nonpos_float_fma},
         {"dgelu_tanh", nnc_dgelu_tanh_float, nnc_dgelu_tanh_float_fma},
         {"normcdf", nnc_normcdf_float, nnc_normcdf_float_fma},
         {"gelu", nnc_gelu_float, nnc_gelu_float_fma},
