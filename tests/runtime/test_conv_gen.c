@@ -167,6 +167,14 @@ int main(void)
     gen_case(&seed, 3, (nnc_conv2d_geom){6, 7, 10, 12, 3, 3, 2, 2, 1, 1, 1, 1, 6}); /* depthwise x2 */
     gen_case(&seed, 6, (nnc_conv2d_geom){5, 8, 8, 5, 5, 3, 1, 2, 2, 1, 1, 3, 5});   /* depthwise, dilated */
     gen_case(&seed, 20, (nnc_conv2d_geom){4, 1, 13, 6, 1, 3, 1, 2, 0, 2, 1, 2, 2}); /* conv1d-like, many items */
+    /* Conv1D's layers (H = 1, padding along W only): 128 samples padded
+     * by 2, at stride 1 and 2 (a 1-D CNN's), 7 taps on 9 channels, and
+     * lengths off the vector (100, 37, 64) */
+    gen_case(&seed, 3, (nnc_conv2d_geom){8, 1, 128, 12, 1, 5, 1, 1, 0, 2, 1, 1, 1});
+    gen_case(&seed, 3, (nnc_conv2d_geom){8, 1, 128, 12, 1, 5, 1, 2, 0, 2, 1, 1, 1});
+    gen_case(&seed, 2, (nnc_conv2d_geom){9, 1, 100, 10, 1, 7, 1, 1, 0, 3, 1, 1, 1});
+    gen_case(&seed, 2, (nnc_conv2d_geom){5, 1, 37, 7, 1, 3, 1, 2, 0, 1, 1, 1, 1});
+    gen_case(&seed, 2, (nnc_conv2d_geom){6, 1, 64, 6, 1, 3, 1, 1, 0, 1, 1, 1, 1});
     /* depthwise by phase-split rows: stride 2 and 3 (odd widths, each
      * phase's run), rows of 8 and 16 outputs and over (the kernel
      * gradient's blocks of 8 and tails), 7x7 with padding 3, a channel
