@@ -468,6 +468,36 @@ static int typedef_like(const char *id)
     return l >= 2 && !strcmp(id + l - 2, "_t"); /* size_t, int64_t */
 }
 
+/* What a new name must not be: declared in a or b, shaped like a
+ * typedef, or a C name; with `prefixed` (a pointer, whose restrict copy
+ * and value local are r_<id> and v_<id>), nor may those be. */
+typedef struct {
+    const Names *a, *b;
+    int prefixed;
+} Taken;
+
+static int taken(const Taken *tk, const char *id)
+{
+    if (names_has(tk->a, id) || names_has(tk->b, id) || typedef_like(id) || cname_taken(id))
+        return 1;
+    if (!tk->prefixed)
+        return 0;
+    const char *r = emit_fmt("r_%s", id), *v = emit_fmt("v_%s", id);
+    return names_has(tk->a, r) || names_has(tk->a, v) || cname_taken(r) || cname_taken(v);
+}
+
+/* A free name for base: base, else base_2, base_3, ..., the search
+ * resuming after the suffix it stopped at last time for that base in sx */
+static const char *fresh_name(Suffixes *sx, const char *base, const Taken *tk)
+{
+    int *last = suffix_of(sx, base), k = *last < 1 ? 1 : *last + 1;
+    const char *id = k > 1 ? emit_fmt("%s_%d", base, k) : base;
+    while (taken(tk, id))
+        id = emit_fmt("%s_%d", base, k = k < 2 ? 2 : k + 1);
+    *last = k;
+    return id;
+}
+
 void emit_names(Emitter *e)
 {
     const Graph *g = e->g;
@@ -523,15 +553,7 @@ void emit_names(Emitter *e)
     for (int t = 0; t < g->n; t++) {
         if (!ptr[t])
             continue;
-        const char *b = base_name(&g->nodes[t]), *id = b;
-        int *last = suffix_of(&sx, b), k = *last < 1 ? 1 : *last + 1;
-        if (k > 1)
-            id = emit_fmt("%s_%d", b, k);
-        while (names_has(&fn, id) || names_has(&pv, id) || typedef_like(id) || cname_taken(id) ||
-               names_has(&fn, emit_fmt("r_%s", id)) || names_has(&fn, emit_fmt("v_%s", id)) ||
-               cname_taken(emit_fmt("r_%s", id)) || cname_taken(emit_fmt("v_%s", id)))
-            id = emit_fmt("%s_%d", b, k = k < 2 ? 2 : k + 1);
-        *last = k;
+        const char *id = fresh_name(&sx, base_name(&g->nodes[t]), &(const Taken){&fn, &pv, 1});
         names_add(&fn, id);
         names_add(&fn, emit_fmt("r_%s", id));
         names_add(&pv, emit_fmt("v_%s", id));
@@ -559,21 +581,16 @@ void emit_names(Emitter *e)
                 vname[ts[i]] = emit_fmt("v_%s", e->names[ts[i]]);
                 names_add(&in_loop, vname[ts[i]]);
             }
-        /* each base's search resumes after its last (as the pointers'
-         * do): a loop of 8000 fused values of one op (a `for` of 4000
+        /* each base's search resumes after its last, as the pointers'
+         * do: a loop of 8000 fused values of one op (a `for` of 4000
          * relu(y * 2)) had probed 32 million names, 10 s under ASan */
         Suffixes vsx = {0};
         for (int i = 0; i < nt; i++) {
             int t = ts[i];
             if (ptr[t])
                 continue;
-            const char *b0 = emit_fmt("v_%s", base_name(&g->nodes[t])), *id = b0;
-            int *last = suffix_of(&vsx, b0), k = *last < 1 ? 1 : *last + 1;
-            if (k > 1)
-                id = emit_fmt("%s_%d", b0, k);
-            while (names_has(&fn, id) || names_has(&in_loop, id) || typedef_like(id) || cname_taken(id))
-                id = emit_fmt("%s_%d", b0, k = k < 2 ? 2 : k + 1);
-            *last = k;
+            const char *id =
+                fresh_name(&vsx, emit_fmt("v_%s", base_name(&g->nodes[t])), &(const Taken){&fn, &in_loop, 0});
             names_add(&in_loop, id);
             vname[t] = id;
         }
