@@ -239,7 +239,13 @@ static void count_refs(Emitter *e, Loop *lp, int t, int root)
         return;
     const int st = step_operand(e, n);
     if (st >= 0) {
+        /* dy counted twice, so that ew_value loads it into a local before
+         * the select: read in one arm only, it is a conditional load,
+         * which the baseline build (SSE, no masked loads) compiles to a
+         * branch on the data (cnn1d's relu gradients ran scalar under
+         * NNC_ISA=generic) */
         count_refs(e, lp, emit_nd(e, n->in[st])->in[0], 0);
+        count_refs(e, lp, n->in[1 - st], 0);
         count_refs(e, lp, n->in[1 - st], 0);
         return;
     }
@@ -299,19 +305,10 @@ static const char *ew_value(Emitter *e, Loop *lp, int t, int root, int atom)
     const char *ex;
     const int st = step_operand(e, n), twice = repeats_operand(n);
     if (st >= 0) {
-        /* dy * step(x) as a select: no branch on the data, vectorizable.
-         * dy read in place would be a load in one arm only, which the
-         * baseline build (SSE, no masked loads) leaves as a branch: cnn1d's
-         * relu gradients ran scalar under NNC_ISA=generic.  So a stored
-         * dy is loaded into a local first. */
+        /* dy * step(x) as a select: no branch on the data, vectorizable
+         * (dy a local: count_refs) */
         const char *x = ew_value(e, lp, emit_nd(e, n->in[st])->in[0], 0, 0);
-        const int di = n->in[1 - st];
-        const char *dy = ew_value(e, lp, di, 0, 0);
-        if (strchr(dy, '[')) {
-            const char *dv = emit_fmt("%s_s", emit_value(e, di));
-            P(e, "        const %s %s = %s;\n", e->real, dv, dy);
-            dy = dv;
-        }
+        const char *dy = ew_value(e, lp, n->in[1 - st], 0, 0);
         lp->seen[n->in[st]] = 1;
         ex = emit_fmt("%s > %s ? %s : %s", x, emit_lit(e, 0), dy, emit_lit(e, 0));
     } else if (ir_op_class(n->op) == OC_UNARY) {

@@ -636,8 +636,8 @@ static void digits_backward_generic(digits *m)
     float *restrict const r_d_fc1_add = d_fc1_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 384 >= 32768)
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
-        const float v_d_fc1_s = r_d_fc1[i];
-        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? v_d_fc1_s : 0.0f;
+        const float v_d_fc1 = r_d_fc1[i];
+        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? v_d_fc1 : 0.0f;
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
@@ -792,8 +792,8 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     float *restrict const r_d_fc1_add = d_fc1_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 384 >= 32768)
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
-        const float v_d_fc1_s = r_d_fc1[i];
-        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? v_d_fc1_s : 0.0f;
+        const float v_d_fc1 = r_d_fc1[i];
+        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? v_d_fc1 : 0.0f;
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
@@ -947,8 +947,8 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     float *restrict const r_d_fc1_add = d_fc1_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 384 >= 32768)
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
-        const float v_d_fc1_s = r_d_fc1[i];
-        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? v_d_fc1_s : 0.0f;
+        const float v_d_fc1 = r_d_fc1[i];
+        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? v_d_fc1 : 0.0f;
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */

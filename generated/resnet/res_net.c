@@ -7162,8 +7162,8 @@ static void res_net_backward_generic(res_net *m)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v_d_stage3_1_s = ((r_d_pool[i1 + i0 * 64]) * 0.015625f);
-        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? v_d_stage3_1_s : 0.0f;
+        const float v_d_stage3_1 = (r_d_pool[i1 + i0 * 64]) * 0.015625f;
+        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? v_d_stage3_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -7280,8 +7280,8 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage3_0_add = d_stage3_0_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_d_stage3_0_s = r_d_stage3_0[i];
-        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? v_d_stage3_0_s : 0.0f;
+        const float v_d_stage3_0 = r_d_stage3_0[i];
+        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? v_d_stage3_0 : 0.0f;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -7450,8 +7450,8 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage2_1_add = d_stage2_1_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_d_stage2_1_s = r_d_stage2_1_2[i];
-        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? v_d_stage2_1_s : 0.0f;
+        const float v_d_stage2_1 = r_d_stage2_1_2[i];
+        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? v_d_stage2_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -7568,8 +7568,8 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage2_0_add = d_stage2_0_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_d_stage2_0_s = r_d_stage2_0[i];
-        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? v_d_stage2_0_s : 0.0f;
+        const float v_d_stage2_0 = r_d_stage2_0[i];
+        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? v_d_stage2_0 : 0.0f;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -7738,8 +7738,8 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage1_1_add = d_stage1_1_add;
     NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_d_stage1_1_s = r_d_stage1_1_2[i];
-        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? v_d_stage1_1_s : 0.0f;
+        const float v_d_stage1_1 = r_d_stage1_1_2[i];
+        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? v_d_stage1_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -7856,8 +7856,8 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage1_0_add = d_stage1_0_add;
     NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_d_stage1_0_s = r_d_stage1_0[i];
-        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? v_d_stage1_0_s : 0.0f;
+        const float v_d_stage1_0 = r_d_stage1_0[i];
+        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? v_d_stage1_0 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -8331,8 +8331,8 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v_d_stage3_1_s = ((r_d_pool[i1 + i0 * 64]) * 0.015625f);
-        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? v_d_stage3_1_s : 0.0f;
+        const float v_d_stage3_1 = (r_d_pool[i1 + i0 * 64]) * 0.015625f;
+        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? v_d_stage3_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -8449,8 +8449,8 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage3_0_add = d_stage3_0_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_d_stage3_0_s = r_d_stage3_0[i];
-        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? v_d_stage3_0_s : 0.0f;
+        const float v_d_stage3_0 = r_d_stage3_0[i];
+        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? v_d_stage3_0 : 0.0f;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -8619,8 +8619,8 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage2_1_add = d_stage2_1_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_d_stage2_1_s = r_d_stage2_1_2[i];
-        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? v_d_stage2_1_s : 0.0f;
+        const float v_d_stage2_1 = r_d_stage2_1_2[i];
+        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? v_d_stage2_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -8737,8 +8737,8 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage2_0_add = d_stage2_0_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_d_stage2_0_s = r_d_stage2_0[i];
-        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? v_d_stage2_0_s : 0.0f;
+        const float v_d_stage2_0 = r_d_stage2_0[i];
+        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? v_d_stage2_0 : 0.0f;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -8907,8 +8907,8 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage1_1_add = d_stage1_1_add;
     NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_d_stage1_1_s = r_d_stage1_1_2[i];
-        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? v_d_stage1_1_s : 0.0f;
+        const float v_d_stage1_1 = r_d_stage1_1_2[i];
+        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? v_d_stage1_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -9025,8 +9025,8 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage1_0_add = d_stage1_0_add;
     NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_d_stage1_0_s = r_d_stage1_0[i];
-        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? v_d_stage1_0_s : 0.0f;
+        const float v_d_stage1_0 = r_d_stage1_0[i];
+        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? v_d_stage1_0 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -9499,8 +9499,8 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v_d_stage3_1_s = ((r_d_pool[i1 + i0 * 64]) * 0.015625f);
-        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? v_d_stage3_1_s : 0.0f;
+        const float v_d_stage3_1 = (r_d_pool[i1 + i0 * 64]) * 0.015625f;
+        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? v_d_stage3_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -9617,8 +9617,8 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage3_0_add = d_stage3_0_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_d_stage3_0_s = r_d_stage3_0[i];
-        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? v_d_stage3_0_s : 0.0f;
+        const float v_d_stage3_0 = r_d_stage3_0[i];
+        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? v_d_stage3_0 : 0.0f;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -9787,8 +9787,8 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage2_1_add = d_stage2_1_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_d_stage2_1_s = r_d_stage2_1_2[i];
-        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? v_d_stage2_1_s : 0.0f;
+        const float v_d_stage2_1 = r_d_stage2_1_2[i];
+        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? v_d_stage2_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -9905,8 +9905,8 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage2_0_add = d_stage2_0_add;
     NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_d_stage2_0_s = r_d_stage2_0[i];
-        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? v_d_stage2_0_s : 0.0f;
+        const float v_d_stage2_0 = r_d_stage2_0[i];
+        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? v_d_stage2_0 : 0.0f;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -10075,8 +10075,8 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage1_1_add = d_stage1_1_add;
     NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_d_stage1_1_s = r_d_stage1_1_2[i];
-        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? v_d_stage1_1_s : 0.0f;
+        const float v_d_stage1_1 = r_d_stage1_1_2[i];
+        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? v_d_stage1_1 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -10193,8 +10193,8 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage1_0_add = d_stage1_0_add;
     NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_d_stage1_0_s = r_d_stage1_0[i];
-        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? v_d_stage1_0_s : 0.0f;
+        const float v_d_stage1_0 = r_d_stage1_0[i];
+        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? v_d_stage1_0 : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
