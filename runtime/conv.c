@@ -115,10 +115,10 @@ static geom make_geom(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, in
     return g;
 }
 
-static geom make_geom2(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
+static geom make_geom2(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t ph, int64_t pw)
 {
-    geom g = {C, H, W, F, KH, KW, pad, pad, 0, (H + 2 * pad - KH) / 2 + 1, (W + 2 * pad - KW) / 2 + 1, 0, 0, 2};
-    nnc_conv_grid2(H, W, KH, KW, pad, pad, &g.Lin, &g.Lout, &g.Pp);
+    geom g = {C, H, W, F, KH, KW, ph, pw, 0, (H + 2 * ph - KH) / 2 + 1, (W + 2 * pw - KW) / 2 + 1, 0, 0, 2};
+    nnc_conv_grid2(H, W, KH, KW, ph, pw, &g.Lin, &g.Lout, &g.Pp);
     return g;
 }
 
@@ -1758,12 +1758,26 @@ void NNC_ISA_FN(nnc_conv2d_s2_f32)(int64_t N, const float *x, const float *w, fl
                                    int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu,
                                    float *work, int64_t work_len)
 {
-    geom g = make_geom2(C, H, W, F, KH, KW, pad);
+    geom g = make_geom2(C, H, W, F, KH, KW, pad, pad);
     check_work("nnc_conv2d_s2_f32", work_len, nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad));
     if (!NNC_ISA_FN(nnc_conv_direct_ok)()) {
         NNC_ISA_FN(nnc_conv2d_cols_f32)(N, x, w, y, C, H, W, F, KH, KW, 2, pad, bias, relu, work, work_len);
         return;
     }
+    conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
+}
+
+/* The forward pass at stride S (1 or 2) of a layer whose padding differs
+ * between rows (ph) and columns (pw), by the direct kernel alone (no
+ * Winograd, which takes one padding): the general convolution's ungrouped
+ * layers of that kind (conv_cols_tmpl.h, nnc_conv2d_gen_group_work),
+ * Conv1D's above all, in the AVX-512 and AVX2 builds. */
+void NNC_ISA_FN(nnc_conv2d_direct_hw_f32)(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H,
+                                          int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t ph,
+                                          int64_t pw, const float *bias, int relu, float *work, int64_t work_len)
+{
+    check_work("nnc_conv2d_direct_hw_f32", work_len, nnc_conv_direct_fwd_work(C, H, W, F, KH, KW, S, ph, pw));
+    const geom g = S == 1 ? make_geom(C, H, W, F, KH, KW, ph, pw) : make_geom2(C, H, W, F, KH, KW, ph, pw);
     conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
 }
 

@@ -10,8 +10,11 @@
  * rows have pitch Pp = W + pw: a row's pw zeros on the right are the next
  * row's left padding (W + 2 pw when pw > KW - 1, where an output row would
  * be longer than that).  It computes an output grid of Lout positions (OH
- * rows of pitch Pp, rounded up to NNC_CONV_BLOCK, one vector); Lin leaves
- * the slack that the grid's last positions read.
+ * rows of pitch Pp, up to the last row's last output, rounded up to
+ * NNC_CONV_BLOCK, one vector); Lin leaves the slack that the grid's last
+ * positions read.  The grid ends at that output, not at the end of the
+ * last row's pitch, for images of one row (Conv1D's 1 x W): 128 outputs
+ * in a pitch of 130 made a grid of 9 vectors for 8 of outputs.
  */
 #ifndef NNC_CONV_H
 #define NNC_CONV_H
@@ -71,12 +74,20 @@ static inline int64_t nnc_conv2d_cols_bwd_filter_work(int64_t C, int64_t H, int6
 
 static inline int64_t nnc_conv_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* the positions of a grid of OH rows of pitch Pp to the last row's OW-th
+ * output, rounded up to vectors (above) */
+static inline int64_t nnc_conv_grid_len(int64_t OH, int64_t OW, int64_t Pp)
+{
+    const int64_t n = OH > 0 && OW > 0 ? (OH - 1) * Pp + OW : 0;
+    return (n + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+}
+
 static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw, int64_t *Lin,
                                  int64_t *Lout, int64_t *Pp)
 {
-    const int64_t Hp = H + 2 * ph, OH = Hp - KH + 1;
+    const int64_t Hp = H + 2 * ph, OH = Hp - KH + 1, OW = W + 2 * pw - KW + 1;
     *Pp = pw <= KW - 1 ? W + pw : W + 2 * pw;
-    *Lout = (OH * *Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lout = nnc_conv_grid_len(OH, OW, *Pp);
     *Lin = *Lout + (KH - 1) * *Pp + KW;
     if (*Lin < Hp * *Pp + pw)
         *Lin = Hp * *Pp + pw;
@@ -88,20 +99,34 @@ static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, i
 static inline void nnc_conv_grid2(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw, int64_t *Lin,
                                   int64_t *Lout, int64_t *Pp)
 {
-    const int64_t Hp = H + 2 * ph, Hq = (Hp + 1) / 2, OH = (Hp - KH) / 2 + 1;
+    const int64_t Hp = H + 2 * ph, Hq = (Hp + 1) / 2, OH = (Hp - KH) / 2 + 1, OW = (W + 2 * pw - KW) / 2 + 1;
     *Pp = (W + 2 * pw + 1) / 2;
-    *Lout = (OH * *Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lout = nnc_conv_grid_len(OH, OW, *Pp);
     *Lin = *Lout + (KH - 1) / 2 * *Pp + (KW - 1) / 2 + 1;
     if (*Lin < Hq * *Pp)
         *Lin = Hq * *Pp;
 }
 
+/* The direct forward kernel's own work at stride S (1 or 2), padding ph
+ * rows and pw columns: the padded image (its 4 phases at stride 2) and
+ * the output grid.  The general convolution's ungrouped layers of ph !=
+ * pw run it alone (nnc_conv2d_gen_group_work). */
+static inline int64_t nnc_conv_direct_fwd_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                               int64_t S, int64_t ph, int64_t pw)
+{
+    int64_t Lin, Lout, Pp;
+    if (S == 1)
+        nnc_conv_grid(H, W, KH, KW, ph, pw, &Lin, &Lout, &Pp);
+    else
+        nnc_conv_grid2(H, W, KH, KW, ph, pw, &Lin, &Lout, &Pp);
+    return (S == 1 ? 1 : 4) * C * Lin + F * Lout;
+}
+
 static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                          int64_t pad)
 {
-    int64_t Lin, Lout, Pp;
-    nnc_conv_grid2(H, W, KH, KW, pad, pad, &Lin, &Lout, &Pp);
-    return nnc_conv_max(4 * C * Lin + F * Lout, nnc_conv2d_cols_work(C, H, W, F, KH, KW, 2, pad));
+    return nnc_conv_max(nnc_conv_direct_fwd_work(C, H, W, F, KH, KW, 2, pad, pad),
+                        nnc_conv2d_cols_work(C, H, W, F, KH, KW, 2, pad));
 }
 
 /* A convolution's three passes: the forward pass, the data gradient and
@@ -194,9 +219,8 @@ static inline int64_t nnc_conv_wino_filter_work(int64_t C, int64_t H, int64_t W,
 static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                          int64_t pad)
 {
-    int64_t Lin, Lout, Pp;
-    nnc_conv_grid(H, W, KH, KW, pad, pad, &Lin, &Lout, &Pp);
-    const int64_t d = C * Lin + F * Lout, wi = nnc_conv_wino(C, H, W, F, KH, KW, pad) ? nnc_conv_wino_work(C, F) : 0;
+    const int64_t d = nnc_conv_direct_fwd_work(C, H, W, F, KH, KW, 1, pad, pad),
+                  wi = nnc_conv_wino(C, H, W, F, KH, KW, pad) ? nnc_conv_wino_work(C, F) : 0;
     return nnc_conv_max(nnc_conv_max(d, wi), nnc_conv2d_cols_work(C, H, W, F, KH, KW, 1, pad));
 }
 
@@ -261,7 +285,7 @@ static inline void nnc_conv_grid2t(int64_t H, int64_t W, int64_t KH, int64_t KW,
     const int64_t pb = Hg - 1 + ymax - (OH - 1) > 0 ? Hg - 1 + ymax - (OH - 1) : 0,
                   pr = Wg - 1 + xmax - (OW - 1) > 0 ? Wg - 1 + xmax - (OW - 1) : 0;
     *Pp = *pl + OW + pr;
-    *Lout = (Hg * *Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lout = nnc_conv_grid_len(Hg, Wg, *Pp);
     *Lin = *Lout + (ymax + *pt) * *Pp + xmax + *pl;
     if (*Lin < (*pt + OH + pb) * *Pp)
         *Lin = (*pt + OH + pb) * *Pp;
@@ -285,7 +309,7 @@ static inline void nnc_conv_filter_grid(int64_t H, int64_t W, int64_t KH, int64_
                                         int64_t *Lg)
 {
     const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, reach_base = (KH - 1) * Pp + KW;
-    *Lg = ((Hp - KH + 1) * Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lg = nnc_conv_grid_len(Hp - KH + 1, Pp - KW + 1, Pp);
     *Lin = *Lg + reach_base > Hp * Pp ? *Lg + reach_base : Hp * Pp;
 }
 
@@ -405,21 +429,33 @@ static inline int64_t nnc_conv2d_dw_rows(const nnc_conv2d_geom *g)
     return nnc_conv2d_dw_pt(g) + (OH > reach ? OH : reach);
 }
 
-/* A grouped layer whose groups have several channels each and the
- * direct kernels' geometry (equal strides of 1 or 2, one padding below
- * the kernel's size, no dilation, at least 64 output positions) runs a
- * group of an example at a time through them in the AVX-512 and AVX2
- * builds (conv_cols_tmpl.h, grp_run): the work of one group's call for
- * `pass`, the kernel gradient's with one example's partial dW_k after
- * it; or -1 where the layer is not such. */
+/* A layer that runs an example (of a group) at a time through conv.c's
+ * direct kernels in the AVX-512 and AVX2 builds (conv_cols_tmpl.h,
+ * grp_run): equal strides of 1 or 2, paddings below the kernel's size, no
+ * dilation, at least 64 output positions, and either
+ *   - groups of several channels each (ResNeXt's), of one padding: each
+ *     pass;
+ *   - or no groups and a padding that differs between rows and columns
+ *     (Conv1D's 1 x W images, padded along W only): the forward pass,
+ *     which conv.c's direct kernel takes with ph and pw.  Their gradients
+ *     keep the columns: cnn1d's direct data gradients ran as fast as the
+ *     columns (faster on 64 channels of 5 taps, slower on 128 of 3), its
+ *     kernel gradients 0.35 ms a step slower (docs/decisions.md).
+ * Returns the work of one call for `pass` (a grouped kernel gradient's
+ * with one example's partial dW_k after it), or -1 where the layer or
+ * pass is not such. */
 static inline int64_t nnc_conv2d_gen_group_work(const nnc_conv2d_geom *g, int pass)
 {
-    const int64_t Cg = g->C / g->groups, Fg = g->F / g->groups, KH = g->KH, KW = g->KW, S = g->sh, pad = g->ph;
-    if (g->groups < 2 || Cg < 2 || g->sw != S || (S != 1 && S != 2) || g->pw != pad || g->dh != 1 || g->dw != 1 ||
-        KH * KW < 2 || Cg * KH * KW > 4096 || pad >= KH || pad >= KW ||
+    const int64_t Cg = g->C / g->groups, Fg = g->F / g->groups, KH = g->KH, KW = g->KW, S = g->sh;
+    const int grouped = g->groups >= 2 && Cg >= 2 && g->pw == g->ph,
+              ungrouped = g->groups == 1 && g->pw != g->ph && pass == NNC_CONV_FWD;
+    if (!(grouped || ungrouped) || g->sw != S || (S != 1 && S != 2) || g->dh != 1 || g->dw != 1 || KH * KW < 2 ||
+        Cg * KH * KW > 4096 || g->ph >= KH || g->pw >= KW ||
         nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g)))
         return -1;
-    return nnc_conv_kernel_work(pass, 1, Cg, g->H, g->W, Fg, KH, KW, S, pad) +
+    if (ungrouped)
+        return nnc_conv_direct_fwd_work(g->C, g->H, g->W, g->F, KH, KW, S, g->ph, g->pw);
+    return nnc_conv_kernel_work(pass, 1, Cg, g->H, g->W, Fg, KH, KW, S, g->ph) +
         (pass == NNC_CONV_FILTER ? Fg * Cg * KH * KW : 0);
 }
 

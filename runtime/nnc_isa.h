@@ -60,6 +60,14 @@ extern _Thread_local nnc_gemm_hint nnc_gemm_hint_;
 #undef VKERNEL_GENERIC_AT_AVX2
 #undef IKERNEL
 
+/* conv.c's direct forward kernel for a padding of ph rows and pw
+ * columns: what conv_cols_tmpl.h's general convolution calls, in its own
+ * build, for such ungrouped layers (not a kernel of kernels.def: nothing
+ * dispatches to it) */
+void NNC_ISA_FN(nnc_conv2d_direct_hw_f32)(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H,
+                                          int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t ph,
+                                          int64_t pw, const float *bias, int relu, float *work, int64_t work_len);
+
 /* Aborts with a message naming `what` when a kernel's work buffer holds
  * fewer than `need` elements of `elem` bytes: the compiler sized it from
  * nnc_conv.h, so that is a bug in nnc (conv.c, conv_cols.c). */
