@@ -1971,7 +1971,7 @@ DEF_WMICRO(wmicro, v16, v16u, 16)
 DEF_WMICRO(wmicro8, v8, v8u, 8)
 
 typedef struct {
-    int cv, R;
+    int cv, R, kw; /* kw: the instance's constant width, or 0 (the generic one) */
     void (*fn)(const float *const *, const float *, float *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
 } wkernel;
 /* P: positions a step at stride 1 and 2, where the kernel width is a
@@ -1996,6 +1996,11 @@ WMICRO(wmicro8, a8, 1, 2, 3, 2)
 WMICRO(wmicro8, a8, 1, 1, 3, 2)
 WMICRO(wmicro8, a8, 1, 2, 5, 2)
 WMICRO(wmicro8, a8, 2, 1, 5, 1)
+WMICRO(wmicro8, a8, 1, 1, 7, 2)
+WMICRO(wmicro8, a8, 1, 3, 4, 1)
+WMICRO(wmicro8, a8, 2, 1, 4, 2)
+WMICRO(wmicro8, a8, 1, 4, 2, 2)
+WMICRO(wmicro8, a8, 2, 3, 2, 1)
 WMICRO(wmicro8, a8, 1, 1, KW, 1)
 WMICRO(wmicro8, a8, 2, 1, KW, 1)
 enum { WRUN = 12 }; /* the generic instance's accumulators */
@@ -2003,18 +2008,21 @@ enum { WRUN = 12 }; /* the generic instance's accumulators */
 /* the instance for KW and the rem channel vectors left (2 or 1) */
 static const wkernel *pick(int64_t rem, int64_t KW, int64_t vn)
 {
-    static const wkernel k3[2] = {{1, 4, a8_1_4_3}, {2, 2, a8_2_2_3}};
-    static const wkernel k5[2] = {{1, 2, a8_1_2_5}, {2, 1, a8_2_1_5}};
-    static const wkernel kk[2] = {{1, 1, a8_1_1_KW}, {2, 1, a8_2_1_KW}};
+    static const wkernel k3[2] = {{1, 4, 3, a8_1_4_3}, {2, 2, 3, a8_2_2_3}};
+    static const wkernel k5[2] = {{1, 2, 5, a8_1_2_5}, {2, 1, 5, a8_2_1_5}};
+    static const wkernel k7[2] = {{1, 1, 7, a8_1_1_7}, {1, 1, 7, a8_1_1_7}};
+    static const wkernel k4[2] = {{1, 3, 4, a8_1_3_4}, {2, 1, 4, a8_2_1_4}};
+    static const wkernel k2[2] = {{1, 4, 2, a8_1_4_2}, {2, 3, 2, a8_2_3_2}};
+    static const wkernel kk[2] = {{1, 1, 0, a8_1_1_KW}, {2, 1, 0, a8_2_1_KW}};
     (void)vn;
-    const wkernel *t = KW == 3 ? k3 : KW == 5 ? k5 : kk;
+    const wkernel *t = KW == 3 ? k3 : KW == 5 ? k5 : KW == 7 ? k7 : KW == 4 ? k4 : KW == 2 ? k2 : kk;
     return &t[rem >= 2];
 }
 
 /* the last rows (c, ky) of a one-vector 3-wide block: 1 or 2 */
 static const wkernel *tail(const wkernel *k, int64_t rem, int64_t KW, int64_t vn)
 {
-    static const wkernel t8[2] = {{1, 1, a8_1_1_3}, {1, 2, a8_1_2_3}};
+    static const wkernel t8[2] = {{1, 1, 3, a8_1_1_3}, {1, 2, 3, a8_1_2_3}};
     (void)vn;
     if (rem >= k->R || k->cv != 1 || KW != 3)
         return k;
@@ -2027,6 +2035,14 @@ WMICRO(wmicro, w16, 4, 2, 3, 1)
 WMICRO(wmicro, w16, 1, 5, 5, 4)
 WMICRO(wmicro, w16, 2, 2, 5, 2)
 WMICRO(wmicro, w16, 4, 1, 5, 1)
+WMICRO(wmicro, w16, 1, 3, 7, 2)
+WMICRO(wmicro, w16, 2, 1, 7, 2)
+WMICRO(wmicro, w16, 1, 6, 4, 2)
+WMICRO(wmicro, w16, 2, 3, 4, 1)
+WMICRO(wmicro, w16, 4, 1, 4, 2)
+WMICRO(wmicro, w16, 1, 8, 2, 4)
+WMICRO(wmicro, w16, 2, 6, 2, 1)
+WMICRO(wmicro, w16, 4, 3, 2, 1)
 WMICRO(wmicro, w16, 1, 1, KW, 1)
 WMICRO(wmicro, w16, 2, 1, KW, 1)
 WMICRO(wmicro, w16, 4, 1, KW, 1)
@@ -2038,6 +2054,8 @@ WMICRO(wmicro8, w8, 1, 4, 3, 4)
 WMICRO(wmicro8, w8, 1, 2, 3, 4)
 WMICRO(wmicro8, w8, 1, 1, 3, 4)
 WMICRO(wmicro8, w8, 1, 5, 5, 4)
+WMICRO(wmicro8, w8, 1, 3, 7, 2)
+WMICRO(wmicro8, w8, 1, 6, 4, 2)
 WMICRO(wmicro8, w8, 1, 1, KW, 1)
 
 /* the instance for KW and the rem channel vectors left (4, 2 or 1 of
@@ -2048,13 +2066,17 @@ enum { WRUN = 24 }; /* the generic instance's accumulators */
 
 static const wkernel *pick(int64_t rem, int64_t KW, int64_t vn)
 {
-    static const wkernel k3[3] = {{1, 8, w16_1_8_3}, {2, 4, w16_2_4_3}, {4, 2, w16_4_2_3}};
-    static const wkernel k5[3] = {{1, 5, w16_1_5_5}, {2, 2, w16_2_2_5}, {4, 1, w16_4_1_5}};
-    static const wkernel kk[3] = {{1, 1, w16_1_1_KW}, {2, 1, w16_2_1_KW}, {4, 1, w16_4_1_KW}};
-    static const wkernel k8[3] = {{1, 8, w8_1_8_3}, {1, 5, w8_1_5_5}, {1, 1, w8_1_1_KW}};
+    static const wkernel k3[3] = {{1, 8, 3, w16_1_8_3}, {2, 4, 3, w16_2_4_3}, {4, 2, 3, w16_4_2_3}};
+    static const wkernel k5[3] = {{1, 5, 5, w16_1_5_5}, {2, 2, 5, w16_2_2_5}, {4, 1, 5, w16_4_1_5}};
+    static const wkernel k7[3] = {{1, 3, 7, w16_1_3_7}, {2, 1, 7, w16_2_1_7}, {2, 1, 7, w16_2_1_7}};
+    static const wkernel k4[3] = {{1, 6, 4, w16_1_6_4}, {2, 3, 4, w16_2_3_4}, {4, 1, 4, w16_4_1_4}};
+    static const wkernel k2[3] = {{1, 8, 2, w16_1_8_2}, {2, 6, 2, w16_2_6_2}, {4, 3, 2, w16_4_3_2}};
+    static const wkernel kk[3] = {{1, 1, 0, w16_1_1_KW}, {2, 1, 0, w16_2_1_KW}, {4, 1, 0, w16_4_1_KW}};
+    static const wkernel k8[5] = {
+        {1, 8, 3, w8_1_8_3}, {1, 5, 5, w8_1_5_5}, {1, 3, 7, w8_1_3_7}, {1, 6, 4, w8_1_6_4}, {1, 1, 0, w8_1_1_KW}};
     if (vn == 8)
-        return KW == 3 ? &k8[0] : KW == 5 ? &k8[1] : &k8[2];
-    const wkernel *t = KW == 3 ? k3 : KW == 5 ? k5 : kk;
+        return KW == 3 ? &k8[0] : KW == 5 ? &k8[1] : KW == 7 ? &k8[2] : KW == 4 ? &k8[3] : &k8[4];
+    const wkernel *t = KW == 3 ? k3 : KW == 5 ? k5 : KW == 7 ? k7 : KW == 4 ? k4 : KW == 2 ? k2 : kk;
     if (rem >= 4)
         return &t[2];
     if (rem >= 2)
@@ -2068,8 +2090,8 @@ static const wkernel *pick(int64_t rem, int64_t KW, int64_t vn)
  * second block of 8 wasted 7, a third of the layer's time). */
 static const wkernel *tail(const wkernel *k, int64_t rem, int64_t KW, int64_t vn)
 {
-    static const wkernel t16[3] = {{1, 1, w16_1_1_3}, {1, 2, w16_1_2_3}, {1, 4, w16_1_4_3}};
-    static const wkernel t8[3] = {{1, 1, w8_1_1_3}, {1, 2, w8_1_2_3}, {1, 4, w8_1_4_3}};
+    static const wkernel t16[3] = {{1, 1, 3, w16_1_1_3}, {1, 2, 3, w16_1_2_3}, {1, 4, 3, w16_1_4_3}};
+    static const wkernel t8[3] = {{1, 1, 3, w8_1_1_3}, {1, 2, 3, w8_1_2_3}, {1, 4, 3, w8_1_4_3}};
     if (rem >= k->R || k->cv != 1 || KW != 3)
         return k;
     const wkernel *t = vn == 8 ? t8 : t16;
@@ -2217,7 +2239,7 @@ void NNC_ISA_FN(nnc_conv2d_bwd_filter_f32)(int64_t N, const float *dy, const flo
                 const wkernel *k = pick(Fp / vn - cb, KW, vn);
                 /* the generic instance (R = 1) takes the row's taps in runs
                  * of at most WRUN / cv, its accumulators */
-                const int64_t run = KW == 3 || KW == 5 ? KW : WRUN / k->cv;
+                const int64_t run = k->kw ? k->kw : WRUN / k->cv;
                 for (int64_t q0 = 0; q0 < CKH;) {
                     const wkernel *kq = tail(k, CKH - q0, KW, vn);
                     for (int64_t kx0 = 0; kx0 < KW; kx0 += run) {

@@ -787,6 +787,23 @@ int main(void)
     filter_case(&seed, 2, 4, 9, 9, 8, 3, 3, 2, 1);
     filter_case(&seed, 2, 6, 8, 8, 5, 3, 3, 2, 1);
     filter_case(&seed, 2, 6, 8, 8, 16, 3, 3, 1, 1);
+    /* the constant-width instances for 7-, 4- and 2-wide kernels (stems,
+     * patch layers): 1, 2 and 4 channel vectors and their tails, rows (C
+     * KH) off the blocks of R, strides 1 (several positions a step, odd
+     * widths), 2 and 4, and 8-lane vectors (F <= 8 at stride 2) */
+    filter_case(&seed, 2, 3, 17, 17, 32, 7, 7, 2, 3);
+    filter_case(&seed, 2, 3, 15, 15, 16, 7, 7, 2, 3);
+    filter_case(&seed, 2, 4, 12, 11, 64, 7, 7, 1, 3);
+    filter_case(&seed, 2, 2, 13, 13, 17, 7, 7, 1, 2);
+    filter_case(&seed, 2, 3, 16, 16, 80, 4, 4, 4, 0);
+    filter_case(&seed, 2, 5, 9, 10, 40, 4, 4, 1, 1);
+    filter_case(&seed, 2, 7, 11, 9, 16, 4, 4, 2, 1);
+    filter_case(&seed, 2, 3, 12, 12, 96, 2, 2, 2, 0);
+    filter_case(&seed, 2, 7, 9, 11, 20, 2, 2, 1, 1);
+    filter_case(&seed, 2, 5, 10, 9, 16, 2, 2, 1, 0);
+    filter_case(&seed, 2, 3, 10, 10, 6, 7, 7, 2, 3);
+    filter_case(&seed, 2, 3, 10, 10, 5, 4, 4, 2, 1);
+    filter_case(&seed, 1, 3, 10, 10, 6, 2, 2, 2, 0);
     /* F <= 8 at stride 1: by positions, each channel count */
     for (int F = 1; F <= 8; F++)
         filter_case(&seed, 2, 3 - F % 3, 7 + F, 9, F, 1 + F % 5, 5 - F % 3, 1, F % 3);
