@@ -489,6 +489,24 @@ class Stem96(nn.Module):
         return self.fc(F.relu(self.c2(F.relu(self.c1(h)))).mean((2, 3)))
 
 
+class Speech1d(nn.Module):
+    """speech1d.nn: Conv1d 40 -> 64 (3 taps, padding 1, no bias) +
+    BatchNorm1d + relu, Conv1d 96 (likewise), MaxPool1d(2) (101 -> 50),
+    Conv1d 128 (3, padding 1) + relu, the mean over time, Linear 12."""
+
+    def __init__(self, feats=40, classes=12):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv1d(feats, 64, 3, padding=1, bias=False), nn.BatchNorm1d(64)
+        self.c2, self.b2 = nn.Conv1d(64, 96, 3, padding=1, bias=False), nn.BatchNorm1d(96)
+        self.c3 = nn.Conv1d(96, 128, 3, padding=1)
+        self.fc = nn.Linear(128, classes)
+
+    def forward(self, x):
+        h = F.relu(self.b2(self.c2(F.relu(self.b1(self.c1(x))))))
+        h = F.relu(self.c3(F.max_pool1d(h, 2)))
+        return self.fc(h.mean(2))
+
+
 # name -> (default batch, builder(batch) -> (module, inputs, target), optimizer)
 MODELS = {
     "digits_mlp": (64, classifier([64, 128, 10]), torch.optim.Adam),
@@ -513,6 +531,7 @@ MODELS = {
     "cnn1d": (64, image_classifier(Cnn1d, (9, 128), classes=6), torch.optim.Adam),
     "resnext": (32, image_classifier(Resnext, (3, 32, 32)), torch.optim.Adam),
     "stem96": (16, image_classifier(Stem96, (3, 96, 96)), torch.optim.Adam),
+    "speech1d": (64, image_classifier(Speech1d, (40, 101), classes=12), torch.optim.Adam),
 }
 
 
