@@ -270,18 +270,16 @@ static void general_pool(Emitter *e, int t, Shape x, Shape o)
     emit_parallel(e, "        ", 1, x, (double)(n->kh * n->kw));
     P(e, "        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++) {\n");
     P(e, "            const int64_t h0 = oh * SH - PH;\n");
+    /* the windows inside the image (columns [lo, hi)) first where they
+     * may be, then the others, their taps in bounds */
     if (fast) {
         P(e, "            /* the windows inside the image: columns [lo, hi) */\n");
         P(e,
           "            const int64_t lo = h0 >= 0 && h0 + (KH - 1) * DH < H ? %lld : OW, hi = lo < %lld ? %lld : lo;\n",
           (long long)wlo, (long long)whi, (long long)whi);
-    }
-    if (fast)
         inside_pool(e, n, xs, src, y);
-    /* the other windows (all of them where !fast), their taps in bounds */
-    if (fast)
         P(e, "            for (int64_t ow = lo > 0 ? 0 : hi; ow < OW; ow = ow + 1 == lo ? hi : ow + 1) {\n");
-    else
+    } else
         P(e, "            for (int64_t ow = 0; ow < OW; ow++) {\n");
     P(e, "                const int64_t w0 = ow * SW - PW, op = (bc * OH + oh) * OW + ow;\n");
     P(e, "                const int64_t ki0 = h0 < 0 ? (-h0 + DH - 1) / DH : 0,\n");

@@ -243,7 +243,8 @@ static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t 
  * with a kernel of 0 to ceil(K/2) taps a side.  dy is padded once into
  * rows of pitch Pp, pt rows above and pl columns before, so that every
  * phase's grid of Hg = ceil(H/2) rows x Wg = ceil(W/2) columns (rows of
- * pitch Pp, Lout positions rounded up to a vector) reads only dy and
+ * pitch Pp, Lout positions to the last row's last column, rounded up to
+ * a vector: nnc_conv_grid_len) reads only dy and
  * zeros; Lin leaves the slack its last positions read. */
 /* Phase r's taps along one axis (r = 0: the even positions, 1: the odd
  * ones): k = k0, k0 + 2, ... (n of them, those with r + pad - k even);
@@ -303,7 +304,8 @@ static inline int64_t nnc_conv2d_s2_bwd_data_work(int64_t C, int64_t H, int64_t 
 
 /* The kernel gradient by positions (F <= 8, stride 1): the image padded
  * into rows of pitch W + 2 pad, dy on a grid of Lg positions (OH rows of
- * that pitch, rounded up to a vector), Lin per channel with the slack the
+ * that pitch to the last output, rounded up to a vector:
+ * nnc_conv_grid_len), Lin per channel with the slack the
  * grid's last positions read. */
 static inline void nnc_conv_filter_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t pad, int64_t *Lin,
                                         int64_t *Lg)
