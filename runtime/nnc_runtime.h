@@ -627,6 +627,13 @@ void nnc_softmax_rows_f32(int64_t rows, int64_t L, int64_t r0, int causal, float
 void nnc_softmax_rows_bwd_f32(int64_t rows, int64_t L, int64_t r0, int causal, float alpha, const float *dy,
                               const float *p, float *dx);
 
+/* ---- transposes (permute.c) ------------------------------------------------- */
+
+/* y[c ldy + r] = x[r ldx + c] for r < R, c < C: rows of a matrix become
+ * columns (transpose() and permute() of floats where the last axis
+ * moves).  A copy: the same bits under every NNC_ISA. */
+void nnc_transpose_f32(int64_t R, int64_t C, const float *x, int64_t ldx, float *y, int64_t ldy);
+
 /* ---- safetensors ----------------------------------------------------------- */
 
 /* One tensor to write: F32 data of the given shape. */

@@ -531,6 +531,13 @@ void nnc_softmax_rows_bwd_f32(int64_t rows, int64_t L, int64_t r0, int causal, f
     nnc_softmax_rows_bwd_f32_serial(rows, L, r0, causal, alpha, dy, p, dx);
 }
 
+/* ---- transposes: serial (generated code runs blocks of rows on the threads) ------- */
+
+void nnc_transpose_f32(int64_t R, int64_t C, const float *x, int64_t ldx, float *y, int64_t ldy)
+{
+    nnc_transpose_f32_serial(R, C, x, ldx, y, ldy);
+}
+
 /* ---- the optimizer: items of parameters (elementwise) ----------------------------- */
 
 typedef struct {
