@@ -1173,14 +1173,21 @@ static void dw_filter_vec(const nnc_conv2d_geom *g, const dw_plan *pl, int64_t O
  * only.  Its columns and one GEMM per example ran cnn1d's layers of 64
  * and 128 channels at 205-232 GFLOP/s (1 thread, Zen 5, batch 64), the
  * direct kernel at 241-252: 0.4 ms of a 17 ms step (the 9-channel first
- * layer: 213 and 209).  Its gradients keep the columns
- * (nnc_conv2d_gen_group_work). */
+ * layer: 213 and 209).  At AVX-512 a Conv1D of 16 to 63 outputs takes it
+ * too, where the columns had grouped examples (nnc_conv1d_short).  Its
+ * gradients keep the columns (nnc_conv2d_gen_group_work). */
 
 /* whether pass (NNC_CONV_*) of layer g goes by groups (nnc_conv.h sized
  * the work for it) */
 static int grp_ok(const nnc_conv2d_geom *g, int pass, int64_t work_len)
 {
     const int64_t need = nnc_conv2d_gen_group_work(g, pass);
+#if !defined(__AVX512F__)
+    /* a Conv1D under 64 outputs: the direct kernel only at AVX-512
+     * (nnc_conv1d_short) */
+    if (g->groups == 1 && nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g)))
+        return 0;
+#endif
     return need >= 0 && need <= work_len;
 }
 

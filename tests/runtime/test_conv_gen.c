@@ -175,6 +175,13 @@ int main(void)
     gen_case(&seed, 2, (nnc_conv2d_geom){9, 1, 100, 10, 1, 7, 1, 1, 0, 3, 1, 1, 1});
     gen_case(&seed, 2, (nnc_conv2d_geom){5, 1, 37, 7, 1, 3, 1, 2, 0, 1, 1, 1, 1});
     gen_case(&seed, 2, (nnc_conv2d_geom){6, 1, 64, 6, 1, 3, 1, 1, 0, 1, 1, 1, 1});
+    /* under 64 outputs, which the direct kernel takes at AVX-512 from 16
+     * (nnc_conv1d_short): 50 (a speech CNN's after its pool), 16 exactly,
+     * 15 (the columns), and 20 of 5 taps */
+    gen_case(&seed, 2, (nnc_conv2d_geom){12, 1, 50, 20, 1, 3, 1, 1, 0, 1, 1, 1, 1});
+    gen_case(&seed, 2, (nnc_conv2d_geom){7, 1, 16, 9, 1, 3, 1, 1, 0, 1, 1, 1, 1});
+    gen_case(&seed, 2, (nnc_conv2d_geom){7, 1, 15, 9, 1, 3, 1, 1, 0, 1, 1, 1, 1});
+    gen_case(&seed, 2, (nnc_conv2d_geom){10, 1, 20, 17, 1, 5, 1, 1, 0, 2, 1, 1, 1});
     /* depthwise by phase-split rows: stride 2 and 3 (odd widths, each
      * phase's run), rows of 8 and 16 outputs and over (the kernel
      * gradient's blocks of 8 and tails), 7x7 with padding 3, a channel
