@@ -228,16 +228,14 @@ void emit_permute(Emitter *e, int t)
          * column apart for each it stored: 3-3.5x the time) */
         enum { TRANSPOSE_ROWS = 32 };
         const char *B = emit_prod(si, 0, p), *R = emit_prod(si, p, q), *C = emit_prod(si, q, si.nd);
-        const char *x = emit_ref(e, n->in[0]), *y = emit_ref(e, t);
+        const char *rows = emit_fmt("%s - r0 < %d ? %s - r0 : %d", R, TRANSPOSE_ROWS, R, TRANSPOSE_ROWS);
+        const char *x = emit_fmt("%s + (b * %s + r0) * %s", emit_ref(e, n->in[0]), R, C);
+        const char *y = emit_fmt("%s + b * %s * %s + r0", emit_ref(e, t), C, R);
         P(e, "    {\n");
         emit_parallel(e, "        ", 2, so, 1.0);
         P(e, "        for (int64_t b = 0; b < %s; b++)\n", B);
         P(e, "        for (int64_t r0 = 0; r0 < %s; r0 += %d)\n", R, TRANSPOSE_ROWS);
-        P(e,
-          "            nnc_transpose_f32(%s - r0 < %d ? %s - r0 : %d, %s, %s + (b * %s + r0) * %s, %s, %s + b * %s * "
-          "%s "
-          "+ r0, %s);\n",
-          R, TRANSPOSE_ROWS, R, TRANSPOSE_ROWS, C, x, R, C, C, y, C, R, R);
+        P(e, "            nnc_transpose_f32(%s, %s, %s, %s, %s, %s);\n", rows, C, x, C, y, R);
         P(e, "    }\n");
         return;
     }

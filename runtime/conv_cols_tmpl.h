@@ -1183,9 +1183,8 @@ static int grp_ok(const nnc_conv2d_geom *g, int pass, int64_t work_len)
 {
     const int64_t need = nnc_conv2d_gen_group_work(g, pass);
 #if !defined(__AVX512F__)
-    /* a Conv1D under 64 outputs: the direct kernel only at AVX-512
-     * (nnc_conv1d_short) */
-    if (g->groups == 1 && nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g)))
+    /* the short Conv1D layers that only AVX-512 gives the direct kernel */
+    if (g->groups == 1 && nnc_conv1d_short(g, 0))
         return 0;
 #endif
     return need >= 0 && need <= work_len;

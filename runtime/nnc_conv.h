@@ -431,10 +431,28 @@ static inline int64_t nnc_conv2d_dw_rows(const nnc_conv2d_geom *g)
     return nnc_conv2d_dw_pt(g) + (OH > reach ? OH : reach);
 }
 
+/* Whether an ungrouped layer of ph != pw is too short for the direct
+ * forward kernel: a grid under 64 positions, but for one row (Conv1D)
+ * under 16 where `wide` (the kernels' build for vectors of 16).  At
+ * AVX-512 the direct kernel beat the columns' G examples to a GEMM from
+ * 12 outputs up (1 thread, Zen 5, batch 64, 3 taps, GFLOP/s): 96 -> 128
+ * channels over 16 / 24 / 40 / 50 / 63 outputs 124 -> 128, 136 -> 161,
+ * 168 -> 202, 174 -> 196, 190 -> 243; 40 -> 64 over 12 and 16 74 -> 92,
+ * 98 -> 124; 64 -> 96 of 5 taps over 20 124 -> 138; it lost over 8 (77
+ * -> 66).  At AVX2 it won or lost by up to 25% (64 -> 96 of 5 taps over
+ * 20: 87 -> 65), so the columns keep those grids there (conv_cols_tmpl.h
+ * grp_ok).  The work is sized for either (wide 1 below). */
+static inline int nnc_conv1d_short(const nnc_conv2d_geom *g, int wide)
+{
+    const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g);
+    return OH == 1 && wide ? OW < 16 : nnc_conv_small_grid(OH, OW);
+}
+
 /* A layer that runs an example (of a group) at a time through conv.c's
  * direct kernels in the AVX-512 and AVX2 builds (conv_cols_tmpl.h,
  * grp_run): equal strides of 1 or 2, paddings below the kernel's size, no
- * dilation, at least 64 output positions, and either
+ * dilation, at least 64 output positions (a Conv1D's row at least 16:
+ * nnc_conv1d_short), and either
  *   - groups of several channels each (ResNeXt's), of one padding: each
  *     pass;
  *   - or no groups and a padding that differs between rows and columns
@@ -446,23 +464,6 @@ static inline int64_t nnc_conv2d_dw_rows(const nnc_conv2d_geom *g)
  * Returns the work of one call for `pass` (a grouped kernel gradient's
  * with one example's partial dW_k after it), or -1 where the layer or
  * pass is not such. */
-/* Whether an ungrouped layer of ph != pw is too short for the direct
- * forward kernel at any instruction set: a grid under 64 positions, but
- * for one row (Conv1D) under 16.  At AVX-512 (the kernels' instance for
- * vectors of 16) the direct kernel beat the columns' G examples to a GEMM
- * from 12 outputs up (1 thread, Zen 5, batch 64, 3 taps, GFLOP/s): 96 ->
- * 128 channels over 16 / 24 / 40 / 50 / 63 outputs 124 -> 128, 136 ->
- * 161, 168 -> 202, 174 -> 196, 190 -> 243; 40 -> 64 over 12 and 16 74
- * -> 92, 98 -> 124; 64 -> 96 of 5 taps over 20 124 -> 138; it lost over
- * 8 (77 -> 66).  At AVX2 it won or lost by up to 25% (64 -> 96 of 5 taps
- * over 20: 87 -> 65), so the columns keep those grids there
- * (conv_cols_tmpl.h grp_ok); the work is sized for either. */
-static inline int nnc_conv1d_short(const nnc_conv2d_geom *g)
-{
-    const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g);
-    return OH == 1 ? OW < 16 : nnc_conv_small_grid(OH, OW);
-}
-
 static inline int64_t nnc_conv2d_gen_group_work(const nnc_conv2d_geom *g, int pass)
 {
     const int64_t Cg = g->C / g->groups, Fg = g->F / g->groups, KH = g->KH, KW = g->KW, S = g->sh;
@@ -470,7 +471,7 @@ static inline int64_t nnc_conv2d_gen_group_work(const nnc_conv2d_geom *g, int pa
               ungrouped = g->groups == 1 && g->pw != g->ph && pass == NNC_CONV_FWD;
     if (!(grouped || ungrouped) || g->sw != S || (S != 1 && S != 2) || g->dh != 1 || g->dw != 1 || KH * KW < 2 ||
         Cg * KH * KW > 4096 || g->ph >= KH || g->pw >= KW ||
-        (ungrouped ? nnc_conv1d_short(g) : nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g))))
+        (ungrouped ? nnc_conv1d_short(g, 1) : nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g))))
         return -1;
     if (ungrouped)
         return nnc_conv_direct_fwd_work(g->C, g->H, g->W, g->F, KH, KW, S, g->ph, g->pw);
