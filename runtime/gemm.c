@@ -14,7 +14,8 @@
  * past N), and a register block of MR = 6 rows x NR columns accumulates
  * over the KC rows: per k, two vector loads of the panel, six broadcasts
  * of A, twelve FMAs (12 + 2 + 1 registers: all 16 of AVX2).  A is read in
- * place, as it is or transposed (a(r, k) = a[r sr + k sk]).
+ * place, as it is or transposed (a(r, k) = a[r sr + k sk]), or, transposed
+ * where that is slow, copied into panels of MR rows first (plain()).
  *
  * A C of few rows or few columns is computed turned: Cᵀ = op(B)ᵀ op(A)ᵀ,
  * with op(A)ᵀ packed and op(B)ᵀ read in place (turned(), turn_pays()).
@@ -466,10 +467,15 @@ static void plain(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, 
  * a line of each of KC rows that fall in one set of L1 (the data
  * gradient of a 1x1 convolution on 32x32 images, 64 x 1024 x 128: 183 ->
  * 142; 64 x 1024 x 2048: 167 -> 134; 64 x 1000 x 256 the same either
- * way). */
+ * way).  Nor where the plain product copies A into panels (plain(),
+ * nnc_isa_pack_at()): the swapped one reads B in place as its transposed
+ * A, which those CPUs do slowly (Ice Lake, 1 thread, AVX-512, GFLOP/s
+ * swapped -> plain: 77 x 1000 x 300 53 -> 82, 96 x 384 x 2048 66 -> 102,
+ * 96 x 128 x 2048 83 -> 99, 128 x 512 x 1024 and 64 x 320 x 128 within
+ * the noise). */
 static int swap_pays(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ldb, const float *bias)
 {
-    return ta && !tb && !bias && M >= 16 && M <= 128 && M < N && K >= 128 && ldb % 1024 != 0;
+    return ta && !tb && !bias && M >= 16 && M <= 128 && M < N && K >= 128 && ldb % 1024 != 0 && !nnc_isa_pack_at();
 }
 
 /* C = alpha Aᵀ B + beta C as Cᵀ = alpha Bᵀ A + beta Cᵀ by the plain
@@ -525,16 +531,30 @@ static void plain(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, 
                   const float *b, int64_t ldb, float beta, float *c, int64_t ldc, const float *bias, float *bp,
                   float *t)
 {
-    /* a(r, k) = a[r sr + k sk].  A transposed whose rows are a multiple
-     * of 4 KB apart is copied, a block of MC x KC at a time, into ap
-     * (a(r, k) = ap[r + k MC]): a register block reads one line of each
-     * of its KC rows, and lines 4 KB apart fall in one set of L1's ways,
-     * evicted before the next block reads them again (on Zen 5, a 4x GELU
-     * MLP's projection kernel gradient, 1024 x 256 x 320 with A
-     * transposed, 181 GFLOP/s against 251 at 1000 x 256 x 320). */
-    const int pack_a = ta && lda % 1024 == 0;
-    float ap[MC * KC] __attribute__((aligned(64))); /* (96 KB at AVX-512, untouched unless pack_a) */
-    const int64_t sr = ta ? 1 : lda, sk = ta ? (pack_a ? MC : lda) : 1;
+    /* a(r, k) = a[r sr + k sk].  Where A is transposed, a register
+     * block reads a line of A for each of its KC k's, 6 of its 16 floats,
+     * and those KC lines beside the panel's fill L1.  Such a block of
+     * A's rows is copied first, MC x KC at a time, into panels of MR
+     * rows (a(r, k) = ap[r / MR AP + k MR + r % MR]), each block's KC x
+     * MR floats in one run:
+     * - where A's rows are a multiple of 4 KB apart, everywhere: their
+     *   lines fall in one set of L1's ways, evicted before the next block
+     *   reads them again (on Zen 5, a 4x GELU MLP's projection kernel
+     *   gradient, 1024 x 256 x 320 with A transposed, 181 GFLOP/s against
+     *   251 at 1000 x 256 x 320);
+     * - where nnc_isa_pack_at() (Intel's cores: not AMD's, whose Zen 5
+     *   ran such products in place at 251) and the block has 4 panels or
+     *   more to share the copy.  On an Ice Lake Xeon, 1 thread, GFLOP/s
+     *   in place -> packed: AVX-512 512 x 1000 x 256 72 -> 104, 256 x 512
+     *   x 256 83 -> 106, 128 x 512 x 1024 67 -> 102, 1024 x 256 x 320 87
+     *   -> 105, 512 x 512 x 64 82 -> 101; AVX2 512 x 1000 x 256 49 -> 79,
+     *   80 x 80 x 800 48 -> 55.  With fewer panels the copy cost more than
+     *   it gave (AVX-512 80 x 80 x 800 73 -> 68, 200 x 24 x 512 55 ->
+     *   43). */
+    enum { AP = KC * MR }; /* a panel's floats */
+    const int ta_4k = ta && lda % 1024 == 0, ta_any = ta && nnc_isa_pack_at();
+    float ap[MC / MR * AP] __attribute__((aligned(64))); /* (96 KB at AVX-512, untouched unless packed) */
+    const int64_t sr = ta ? 1 : lda, sk = ta ? lda : 1;
     for (int64_t j0 = 0; j0 < N; j0 += NC) {
         const int64_t nc = N - j0 < NC ? N - j0 : NC;
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
@@ -554,19 +574,23 @@ static void plain(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, 
             next_b nb;
             next_b_init(&nb, tb, b, ldb, M, N, K, k0, j0, nc, narrow);
             const int final = bias && k0 + kc == K; /* the last block of K adds the bias */
+            const int pack_a = ta_4k || (ta_any && nc >= 4 * NR);
             for (int64_t i0 = 0; i0 < M; i0 += MC) {
                 const int64_t i1 = M - i0 < MC ? M : i0 + MC;
-                const float *ab = a + i0 * sr + k0 * sk; /* a(i, k0) = ab[(i - i0) sr] */
-                if (pack_a) {
-                    for (int64_t k = 0; k < kc; k++)
-                        memcpy(ap + k * MC, a + (k0 + k) * lda + i0, (size_t)(i1 - i0) * sizeof(float));
-                    ab = ap;
-                }
+                if (pack_a)
+                    for (int64_t k = 0; k < kc; k++) {
+                        const float *src = a + (k0 + k) * lda + i0;
+                        int64_t r = 0;
+                        for (; r + MR <= i1 - i0; r += MR)
+                            memcpy(ap + r / MR * AP + k * MR, src + r, MR * sizeof(float));
+                        if (r < i1 - i0)
+                            memcpy(ap + r / MR * AP + k * MR, src + r, (size_t)(i1 - i0 - r) * sizeof(float));
+                    }
                 for (int64_t jr = 0; jr < nc; jr += NR) {
                     const int64_t nr = nc - jr < NR ? nc - jr : NR;
                     const float *panel = bp + (jr / NR) * kc * NR;
                     const int one = narrow && jr == nc - narrow; /* the one-vector panel */
-                    const int rows = one ? MR1 : MR;
+                    const int rows = one && !pack_a ? MR1 : MR;
                     for (int64_t i = i0; i < i1; i += rows) {
                         const int mr = (int)(i1 - i < rows ? i1 - i : rows);
                         /* the next tile's rows of C, for writing: in a
@@ -582,15 +606,18 @@ static void plain(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, 
                                 __builtin_prefetch(c + r * ldc + j0 + jr + VL, 1);
                         }
                         next_b_some(&nb);
+                        /* row i's a(i, k0 + k) = ar[k ask] */
+                        const float *ar = pack_a ? ap + (i - i0) / MR * AP : a + i * sr + k0 * sk;
+                        const int64_t asr = pack_a ? 1 : sr, ask = pack_a ? MR : sk;
                         if (mr == MR && nr == NR) {
-                            block_c(ab + (i - i0) * sr, sr, sk, panel, kc, c + i * ldc + j0 + jr, ldc, alpha, beta,
-                                    k0 == 0, final ? bias + j0 + jr : NULL);
+                            block_c(ar, asr, ask, panel, kc, c + i * ldc + j0 + jr, ldc, alpha, beta, k0 == 0,
+                                    final ? bias + j0 + jr : NULL);
                             continue;
                         }
                         if (one)
-                            tile1(mr, ab + (i - i0) * sr, sr, sk, panel, kc, t);
+                            tile1(mr, ar, asr, ask, panel, kc, t);
                         else
-                            tile(mr, ab + (i - i0) * sr, sr, sk, panel, kc, t);
+                            tile(mr, ar, asr, ask, panel, kc, t);
                         store(c + i * ldc + j0 + jr, ldc, t, mr, nr, alpha, beta, k0 == 0);
                         if (final) /* the tile is final, and in L1 */
                             add_bias(c + i * ldc + j0 + jr, ldc, mr, nr, bias + j0 + jr);

@@ -142,6 +142,12 @@ int nnc_isa_wino_early(void)
     return nnc_isa_fma_narrow() || (nnc_isa() == NNC_ISA_AVX512 && read_once(&amd, amd_cpu));
 }
 
+int nnc_isa_pack_at(void)
+{
+    static _Atomic int amd = -1;
+    return nnc_isa() != NNC_ISA_GENERIC && !read_once(&amd, amd_cpu);
+}
+
 int nnc_isa_fma_narrow(void)
 {
     static _Atomic int narrow = -1;

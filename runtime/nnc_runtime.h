@@ -58,6 +58,10 @@ int nnc_isa_fma_narrow(void);
  * whose full-width Zen 5 measured faster with them too; 0 on Intel's
  * server cores, where the higher counts were measured. */
 int nnc_isa_wino_early(void);
+/* 1 where nnc's GEMM copies a transposed A into panels of rows before it
+ * multiplies (runtime/gemm.c plain()): at avx2 and avx512 on every CPU
+ * but AMD's, whose Zen 5 read it in place as fast; 0 at generic. */
+int nnc_isa_pack_at(void);
 
 /* Generated code writes each pass once, as a NNC_ALWAYS_INLINE body, and
  * calls it from a NNC_TARGET_AVX512 function, a NNC_TARGET_AVX2 one and a

@@ -8,7 +8,9 @@
  * wider than the rows (the floats between must stay), A transposed with
  * rows 4 KB apart (which gemm.c copies a block at a time), under both
  * weights of the plain and turned products' costs (full-width and
- * half-rate AVX-512 FMAs: nnc_isa_fma_narrow()), and a hint of the
+ * half-rate AVX-512 FMAs: nnc_isa_fma_narrow()) and both answers of
+ * nnc_isa_pack_at() (A transposed copied into panels of rows or read in
+ * place; N 133 gives a copied block with a one-vector panel), and a hint of the
  * next GEMM (nnc_gemm_hint_) that must change nothing.  Each product
  * against a double-precision one (gemm_want.h, as test_gemm); and the rows one call at a time give
  * the same bits (a single row never turns).  The rest of test_gemm
@@ -39,6 +41,9 @@ _Thread_local nnc_gemm_hint nnc_gemm_hint_; /* (threads.c's in the runtime) */
  * product runs under both answers */
 static int narrow_;
 int nnc_isa_fma_narrow(void) { return narrow_; }
+/* and whether A transposed is copied into panels (both, likewise) */
+static int pack_at_;
+int nnc_isa_pack_at(void) { return pack_at_; }
 
 static float val(int64_t i, int s) { return (float)((i * (7 + 2 * s)) % 13) * 0.25f - 1.5f; }
 
@@ -93,10 +98,11 @@ int main(void)
         return 77;
     }
     static const int64_t Ms[] = {1, 13, 16, 40, 257, 320};
-    static const int64_t Ns[] = {5, 16, 65, 300};
+    static const int64_t Ns[] = {5, 16, 65, 133, 300};
     static const int64_t Ks[] = {16, 257, 520};
     int fails = 0, runs = 0;
-    for (narrow_ = 0; narrow_ < 2; narrow_++) {
+    for (int w = 0; w < 2; w++) { /* (the two questions are independent) */
+        narrow_ = pack_at_ = w;
         for (int t = 0; t < 4; t++)
             for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
                 for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
