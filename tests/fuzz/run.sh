@@ -79,7 +79,7 @@ for t in "${targets[@]}"; do
     -artifact_prefix="$build/findings/$t/" "$corpus" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   secs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)
+  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || true) # (none if it stopped at once)
   if [ "$rc" -ne 0 ]; then
     failed=1
     echo "$t: FAILED (exit $rc) after ${execs:-?} runs; ${cov:-no coverage line}"
