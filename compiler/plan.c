@@ -995,7 +995,7 @@ void plan_memory(const Model *m, Graph *g)
             at[i] = readers_at[i];
         if (n->fused >= 0)
             for (int k = 0; k < n->nin; k++)
-                if (n->in[k] >= 0 && n->in[k] < i && readers_at[n->in[k]] < at[i])
+                if (n->in[k] < i && readers_at[n->in[k]] < at[i])
                     readers_at[n->in[k]] = at[i];
     }
     free(readers_at);

@@ -557,6 +557,7 @@ static void plain(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, 
     const int64_t sr = ta ? 1 : lda, sk = ta ? lda : 1;
     for (int64_t j0 = 0; j0 < N; j0 += NC) {
         const int64_t nc = N - j0 < NC ? N - j0 : NC;
+        const int pack_a = ta_4k || (ta_any && nc >= 4 * NR);
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
             const int64_t kc = K - k0 < KC ? K - k0 : KC;
             /* At AVX-512 a last panel of at most VL columns is packed one
@@ -574,7 +575,6 @@ static void plain(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, 
             next_b nb;
             next_b_init(&nb, tb, b, ldb, M, N, K, k0, j0, nc, narrow);
             const int final = bias && k0 + kc == K; /* the last block of K adds the bias */
-            const int pack_a = ta_4k || (ta_any && nc >= 4 * NR);
             for (int64_t i0 = 0; i0 < M; i0 += MC) {
                 const int64_t i1 = M - i0 < MC ? M : i0 + MC;
                 if (pack_a)

@@ -136,17 +136,17 @@ static int read_once(_Atomic int *known, int (*fn)(void))
     return k;
 }
 
-int nnc_isa_wino_early(void)
+/* Is the CPU AMD's?  Read once, for the choices below that measured
+ * differently on AMD's cores */
+static int is_amd(void)
 {
     static _Atomic int amd = -1;
-    return nnc_isa_fma_narrow() || (nnc_isa() == NNC_ISA_AVX512 && read_once(&amd, amd_cpu));
+    return read_once(&amd, amd_cpu);
 }
 
-int nnc_isa_pack_at(void)
-{
-    static _Atomic int amd = -1;
-    return nnc_isa() != NNC_ISA_GENERIC && !read_once(&amd, amd_cpu);
-}
+int nnc_isa_wino_early(void) { return nnc_isa_fma_narrow() || (nnc_isa() == NNC_ISA_AVX512 && is_amd()); }
+
+int nnc_isa_pack_at(void) { return nnc_isa() != NNC_ISA_GENERIC && !is_amd(); }
 
 int nnc_isa_fma_narrow(void)
 {
