@@ -30,15 +30,17 @@ def main():
     threads = [int(t) for t in threads.split(",")]
     failures = 0
     for arg in sys.argv[6:]:
-        path, _, batch = arg.partition(":")
-        batch = int(batch or 8)
+        # path:batch[:opt], opt the generated C's optimization level (O1)
+        path, _, rest = arg.partition(":")
+        batch, _, opt = rest.partition(":")
+        batch, opt = int(batch or 8), opt or "O1"
         name = os.path.splitext(os.path.basename(path))[0]
         with tempfile.TemporaryDirectory() as tmp:
             gen = os.path.join(tmp, "gen")
             run([nnc, os.path.abspath(path), "--emit=all", "-o", gen], cwd=os.path.dirname(os.path.abspath(path)))
             srcs = sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".c"))
             drv = os.path.join(tmp, "drv")
-            run([cc, "-std=c11", "-O1", "-fopenmp", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I" + rtinc]
+            run([cc, "-std=c11", "-" + opt, "-fopenmp", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I" + rtinc]
                 + srcs + [rtlib, "-lopenblas", "-lm", "-fopenmp", "-o", drv])
             count = 3 * batch  # three batches
             inputs, labels = write_data(drv, tmp, count, 7)
