@@ -152,32 +152,11 @@ typedef struct {
     int32_t dst[MAPN];
 } out_map;
 
-/* MR output channels x nv vectors of positions from f0: acc = sum over c
- * and taps. */
-static inline __attribute__((always_inline)) void micro(const geom *g, const taps *tp, const float *xp, const float *w,
-                                                        float *yt, const out_map *om, int64_t co, int64_t f0, int mr,
-                                                        int nv)
+/* The block's sums out: into the grid yt, or through om straight into y
+ * (bias, relu and the add applied there). */
+static inline __attribute__((always_inline)) void micro_out(const geom *g, float *yt, const out_map *om, int64_t co,
+                                                            int64_t f0, int mr, int nv, vf acc[4][NV])
 {
-    vf acc[4][NV];
-    for (int r = 0; r < mr; r++)
-        for (int j = 0; j < nv; j++)
-            acc[r][j] = (vf){0};
-    const int64_t KK = g->KH * g->KW, CKK = g->C * KK;
-    for (int64_t c0 = 0; c0 < g->C; c0 += tp->cc) {
-        const int64_t n = (g->C - c0 < tp->cc ? g->C - c0 : tp->cc) * KK;
-        const float *x0 = xp + c0 * g->Lin + f0, *w0 = w + co * CKK + c0 * KK;
-        for (int64_t i = 0; i < n; i++) {
-            const float *xs = x0 + tp->off[i];
-            vf xv[NV];
-            for (int j = 0; j < nv; j++)
-                LD(xv[j], xs + VL * j);
-            for (int r = 0; r < mr; r++) {
-                const float ws = w0[r * CKK + i];
-                for (int j = 0; j < nv; j++)
-                    acc[r][j] += xv[j] * ws;
-            }
-        }
-    }
 #if defined(__AVX512F__)
     if (om) {
         for (int r = 0; r < mr; r++) {
@@ -206,6 +185,35 @@ static inline __attribute__((always_inline)) void micro(const geom *g, const tap
     for (int r = 0; r < mr; r++)
         for (int j = 0; j < nv; j++)
             ST(yt + (co + r) * g->Lout + f0 + VL * j, acc[r][j]);
+}
+
+/* MR output channels x nv vectors of positions from f0: acc = sum over c
+ * and taps. */
+static inline __attribute__((always_inline)) void micro(const geom *g, const taps *tp, const float *xp, const float *w,
+                                                        float *yt, const out_map *om, int64_t co, int64_t f0, int mr,
+                                                        int nv)
+{
+    vf acc[4][NV];
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nv; j++)
+            acc[r][j] = (vf){0};
+    const int64_t KK = g->KH * g->KW, CKK = g->C * KK;
+    for (int64_t c0 = 0; c0 < g->C; c0 += tp->cc) {
+        const int64_t n = (g->C - c0 < tp->cc ? g->C - c0 : tp->cc) * KK;
+        const float *x0 = xp + c0 * g->Lin + f0, *w0 = w + co * CKK + c0 * KK;
+        for (int64_t i = 0; i < n; i++) {
+            const float *xs = x0 + tp->off[i];
+            vf xv[NV];
+            for (int j = 0; j < nv; j++)
+                LD(xv[j], xs + VL * j);
+            for (int r = 0; r < mr; r++) {
+                const float ws = w0[r * CKK + i];
+                for (int j = 0; j < nv; j++)
+                    acc[r][j] += xv[j] * ws;
+            }
+        }
+    }
+    micro_out(g, yt, om, co, f0, mr, nv, acc);
 }
 
 typedef void micro_fn(const geom *, const taps *, const float *, const float *, float *, const out_map *, int64_t,
@@ -242,6 +250,95 @@ MICRO(2, 6)
 MICRO(3, 6)
 MICRO(4, 6)
 #endif
+#if defined(__AVX512F__)
+/* The same block for a kernel of one row (KH 1, stride 1: Conv1D's) of
+ * at most 8 taps, where the rows of the padded image are aligned (Lin a
+ * multiple of 16, nnc_conv.h; xp at 64 bytes): per channel, its nv + 1
+ * aligned vectors are loaded once and tap kx's vectors are those shifted
+ * by kx floats (valignd), not nv loads at xs + kx that each cross a cache
+ * line.  On an Ice Lake Xeon those split loads held the kernel to about
+ * half of its FMA peak (docs/decisions.md).  The same products, summed
+ * in the same order (c, then kx), so the same bits. */
+static inline __attribute__((always_inline)) void micro_row(const geom *g, const float *xp, const float *w, float *yt,
+                                                            const out_map *om, int64_t co, int64_t f0, int mr, int nv)
+{
+    vf acc[4][NV];
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nv; j++)
+            acc[r][j] = (vf){0};
+    const int64_t K = g->KW, CK = g->C * K;
+    const float *w0 = w + co * CK;
+    for (int64_t c = 0; c < g->C; c++, w0 += K) {
+        const float *xs = xp + c * g->Lin + f0;
+        __m512i v[NV + 1];
+        for (int j = 0; j <= nv; j++)
+            v[j] = _mm512_load_si512((const void *)(xs + VL * j));
+#define ROW_TAP(kx) \
+    if ((kx) < K) { \
+        vf xv[NV]; \
+        for (int j = 0; j < nv; j++) \
+            xv[j] = (vf)_mm512_castsi512_ps((kx) ? _mm512_alignr_epi32(v[j + 1], v[j], (kx)) : v[j]); \
+        for (int r = 0; r < mr; r++) { \
+            const float ws = w0[r * CK + (kx)]; \
+            for (int j = 0; j < nv; j++) \
+                acc[r][j] += xv[j] * ws; \
+        } \
+    }
+        ROW_TAP(0)
+        ROW_TAP(1)
+        ROW_TAP(2)
+        ROW_TAP(3)
+        ROW_TAP(4)
+        ROW_TAP(5)
+        ROW_TAP(6)
+        ROW_TAP(7)
+#undef ROW_TAP
+    }
+    micro_out(g, yt, om, co, f0, mr, nv, acc);
+}
+
+/* micro_row's most taps; its blocks of at most ROW_NV vectors (its nv + 1
+ * loaded vectors beside MR nv sums: at 6 gcc spilled, and a Conv1D of 101
+ * outputs ran 30% slower than in place) */
+enum { ROW_TAPS = 8, ROW_NV = 5 };
+
+#define MICRO_ROW(mr, nv) \
+    static void micro_row##mr##_##nv(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, \
+                                     const out_map *om, int64_t co, int64_t f0) \
+    { \
+        (void)tp; \
+        micro_row(g, xp, w, yt, om, co, f0, mr, nv); \
+    }
+MICRO_ROW(1, 1)
+MICRO_ROW(2, 1)
+MICRO_ROW(3, 1)
+MICRO_ROW(4, 1)
+MICRO_ROW(1, 2)
+MICRO_ROW(2, 2)
+MICRO_ROW(3, 2)
+MICRO_ROW(4, 2)
+MICRO_ROW(1, 3)
+MICRO_ROW(2, 3)
+MICRO_ROW(3, 3)
+MICRO_ROW(4, 3)
+MICRO_ROW(1, 4)
+MICRO_ROW(2, 4)
+MICRO_ROW(3, 4)
+MICRO_ROW(4, 4)
+MICRO_ROW(1, 5)
+MICRO_ROW(2, 5)
+MICRO_ROW(3, 5)
+MICRO_ROW(4, 5)
+static micro_fn *const micro_rows[NV][5] = {
+    {NULL, micro_row1_1, micro_row2_1, micro_row3_1, micro_row4_1},
+    {NULL, micro_row1_2, micro_row2_2, micro_row3_2, micro_row4_2},
+    {NULL, micro_row1_3, micro_row2_3, micro_row3_3, micro_row4_3},
+    {NULL, micro_row1_4, micro_row2_4, micro_row3_4, micro_row4_4},
+    {NULL, micro_row1_5, micro_row2_5, micro_row3_5, micro_row4_5},
+    {NULL}, /* (blocks of at most ROW_NV) */
+};
+#endif
+
 /* [vectors - 1][channels] */
 static micro_fn *const micros[NV][5] = {
     {NULL, micro1_1, micro2_1, micro3_1, micro4_1}, {NULL, micro1_2, micro2_2, micro3_2, micro4_2},
@@ -364,13 +461,26 @@ static void grid(const geom *g, const taps *tp, const float *xp, const float *w,
     /* channel blocks of at most 4, as even as can be (6 = 3 + 3: a block
      * of 2 feeds 12 FMAs with the same 6 loads as 24) */
     const int64_t nblk = (g->F + 3) / 4, base = g->F / nblk, extra = g->F % nblk;
-    for (int64_t f0 = 0; f0 < g->Lout; f0 += NB) {
-        micro_fn *const *mk = micros[(g->Lout - f0 < NB ? g->Lout - f0 : NB) / VL - 1];
+    micro_fn *const(*table)[5] = micros;
+    int64_t nvb = NV; /* vectors a block at most */
+#if defined(__AVX512F__)
+    if (nnc_conv_row_slack(g->S, g->KH) && g->KW <= ROW_TAPS && g->Lin % VL == 0 && (uintptr_t)xp % 64 == 0 &&
+        nnc_isa_conv_rows())
+        table = micro_rows, nvb = ROW_NV;
+#endif
+    /* blocks of nvb vectors, or as even as can be where row blocks of
+     * fewer vectors are taken */
+    const int64_t nvec = g->Lout / VL, npos = (nvec + nvb - 1) / nvb, vbase = npos ? nvec / npos : 0,
+                  vextra = npos ? nvec % npos : 0;
+    for (int64_t p = 0, f0 = 0; p < npos; p++) {
+        const int64_t nv = nvb == NV ? (nvec - p * NV < NV ? nvec - p * NV : NV) : vbase + (p < vextra);
+        micro_fn *const *mk = table[nv - 1];
         for (int64_t k = 0, co = 0; k < nblk; k++) {
             const int64_t mr = base + (k < extra);
             mk[mr](g, tp, xp, w, yt, om, co, f0);
             co += mr;
         }
+        f0 += nv * VL;
     }
 }
 
@@ -380,6 +490,11 @@ static void grid(const geom *g, const taps *tp, const float *xp, const float *w,
 static void conv_direct(const geom *g, int64_t N, const float *x, const float *w, const float *bias, int relu, float *y,
                         const float *add, float *wk)
 {
+    /* a kernel of one row reads its padded image by aligned vectors
+     * (micro_row): its start rounded up to 64 bytes, in the slack that
+     * nnc_conv.h leaves (nnc_conv_row_slack) */
+    if (nnc_conv_row_slack(g->S, g->KH))
+        wk += (64 - (uintptr_t)wk % 64) % 64 / sizeof(float);
     float *xp = wk, *yt = wk + (g->S == 2 ? 4 : 1) * g->C * g->Lin;
     taps tp;
     const int64_t KK = g->KH * g->KW;

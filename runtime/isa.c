@@ -148,6 +148,8 @@ int nnc_isa_wino_early(void) { return nnc_isa_fma_narrow() || (nnc_isa() == NNC_
 
 int nnc_isa_pack_at(void) { return nnc_isa() != NNC_ISA_GENERIC && !is_amd(); }
 
+int nnc_isa_conv_rows(void) { return nnc_isa() == NNC_ISA_AVX512 && !is_amd(); }
+
 int nnc_isa_fma_narrow(void)
 {
     static _Atomic int narrow = -1;

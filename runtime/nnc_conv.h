@@ -91,6 +91,8 @@ static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, i
     *Lin = *Lout + (KH - 1) * *Pp + KW;
     if (*Lin < Hp * *Pp + pw)
         *Lin = Hp * *Pp + pw;
+    if (KH == 1) /* whole vectors a channel, so that conv.c's kernel of one row reads its rows aligned */
+        *Lin = (*Lin + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
 }
 
 /* Stride 2: the padded image split into its 4 phases (even/odd rows x
@@ -107,6 +109,11 @@ static inline void nnc_conv_grid2(int64_t H, int64_t W, int64_t KH, int64_t KW, 
         *Lin = Hq * *Pp;
 }
 
+/* Floats of slack in the direct kernels' work where conv.c rounds the
+ * padded image's start up to 64 bytes: a kernel of one row (KH 1) at
+ * stride 1, whose rows it reads as aligned vectors */
+static inline int64_t nnc_conv_row_slack(int64_t S, int64_t KH) { return S == 1 && KH == 1 ? 15 : 0; }
+
 /* The direct forward kernel's own work at stride S (1 or 2), padding ph
  * rows and pw columns: the padded image (its 4 phases at stride 2) and
  * the output grid.  The general convolution's ungrouped layers of ph !=
@@ -119,7 +126,7 @@ static inline int64_t nnc_conv_direct_fwd_work(int64_t C, int64_t H, int64_t W, 
         nnc_conv_grid(H, W, KH, KW, ph, pw, &Lin, &Lout, &Pp);
     else
         nnc_conv_grid2(H, W, KH, KW, ph, pw, &Lin, &Lout, &Pp);
-    return (S == 1 ? 1 : 4) * C * Lin + F * Lout;
+    return (S == 1 ? 1 : 4) * C * Lin + F * Lout + nnc_conv_row_slack(S, KH);
 }
 
 static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
@@ -232,7 +239,7 @@ static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t 
 {
     int64_t Lin, Lout, Pp;
     nnc_conv_grid(H + 2 * pad - KH + 1, W + 2 * pad - KW + 1, KH, KW, KH - 1 - pad, KW - 1 - pad, &Lin, &Lout, &Pp);
-    const int64_t d = F * C * KH * KW + F * Lin + C * Lout;
+    const int64_t d = F * C * KH * KW + F * Lin + C * Lout + nnc_conv_row_slack(1, KH);
     const int64_t wi = nnc_conv_wino(F, H, W, C, KH, KW, pad) ? nnc_conv_wino_work(F, C) : 0;
     return nnc_conv_max(nnc_conv_max(d, wi), nnc_conv2d_cols_work(C, H, W, F, KH, KW, 1, pad));
 }

@@ -62,6 +62,11 @@ int nnc_isa_wino_early(void);
  * multiplies (runtime/gemm.c plain()): at avx2 and avx512 on every CPU
  * but AMD's, whose Zen 5 read it in place as fast; 0 at generic. */
 int nnc_isa_pack_at(void);
+/* 1 where conv.c's direct kernel reads a convolution of one row (Conv1D's)
+ * as aligned vectors shifted in registers, not one unaligned load a tap
+ * (runtime/conv.c micro_row): at avx512 on every CPU but AMD's, whose Zen 5
+ * was measured fast with the unaligned loads (not with these). */
+int nnc_isa_conv_rows(void);
 
 /* Generated code writes each pass once, as a NNC_ALWAYS_INLINE body, and
  * calls it from a NNC_TARGET_AVX512 function, a NNC_TARGET_AVX2 one and a

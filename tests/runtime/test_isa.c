@@ -13,7 +13,8 @@
  * nnc_isa_fma_narrow() is 1 at avx2, and at avx512 on an AMD family 25
  * CPU (Zen 4: its 512-bit FMAs run as two halves), else 0;
  * nnc_isa_wino_early() is 1 where that is, and at avx512 on any AMD CPU;
- * nnc_isa_pack_at() is 1 at avx2 and avx512 on any CPU but AMD's.
+ * nnc_isa_pack_at() is 1 at avx2 and avx512 on any CPU but AMD's, and
+ * nnc_isa_conv_rows() at avx512 on any CPU but AMD's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,13 +80,13 @@ static int fma512_narrow(const cpu_id *id)
 /* nnc_isa() in a child under NNC_ISA=env (unset if NULL): its answer,
  * nnc_conv_direct_ok(), and what it printed on stderr */
 typedef struct {
-    int isa, direct, stable, narrow, early, pack;
+    int isa, direct, stable, narrow, early, pack, rows;
     char err[512];
 } outcome;
 
 static outcome run(const char *env)
 {
-    outcome o = {-1, -1, 0, -1, -1, -1, ""};
+    outcome o = {-1, -1, 0, -1, -1, -1, -1, ""};
     int fd[2];
     if (pipe(fd)) {
         perror("pipe");
@@ -109,9 +110,9 @@ static outcome run(const char *env)
         const int direct = nnc_conv_direct_ok();
         setenv("NNC_ISA", k == NNC_ISA_GENERIC ? "avx512" : "generic", 1); /* too late: the choice stays */
         const int stable = nnc_isa() == k, narrow = nnc_isa_fma_narrow(), early = nnc_isa_wino_early(),
-                  pack = nnc_isa_pack_at();
+                  pack = nnc_isa_pack_at(), rows = nnc_isa_conv_rows();
         fflush(stderr);
-        _exit(k * 32 + pack * 16 + early * 8 + narrow * 4 + direct * 2 + stable);
+        _exit(k * 64 + rows * 32 + pack * 16 + early * 8 + narrow * 4 + direct * 2 + stable);
     }
     close(fd[1]);
     size_t n = 0;
@@ -121,8 +122,9 @@ static outcome run(const char *env)
     o.err[n] = 0;
     close(fd[0]);
     int st;
-    if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) < 96) {
-        o.isa = WEXITSTATUS(st) / 32;
+    if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) < 192) {
+        o.isa = WEXITSTATUS(st) / 64;
+        o.rows = WEXITSTATUS(st) / 32 % 2;
         o.pack = WEXITSTATUS(st) / 16 % 2;
         o.early = WEXITSTATUS(st) / 8 % 2;
         o.narrow = WEXITSTATUS(st) / 4 % 2;
@@ -155,6 +157,8 @@ static void check_case(const char *env, int want)
     CHECKF(o.early == early, "NNC_ISA=%s: nnc_isa_wino_early() %d, expected %d", shown, o.early, early);
     const int pack = expect != NNC_ISA_GENERIC && !id.amd;
     CHECKF(o.pack == pack, "NNC_ISA=%s: nnc_isa_pack_at() %d, expected %d", shown, o.pack, pack);
+    const int rows = expect == NNC_ISA_AVX512 && !id.amd;
+    CHECKF(o.rows == rows, "NNC_ISA=%s: nnc_isa_conv_rows() %d, expected %d", shown, o.rows, rows);
 #if defined(NNC_TEST_ISA_VARIANTS)
     CHECKF(o.direct == (expect != NNC_ISA_GENERIC), "NNC_ISA=%s: nnc_conv_direct_ok() %d at %s", shown, o.direct,
            nnc_isa_name((nnc_isa_kind)expect));
