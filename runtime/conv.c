@@ -453,8 +453,12 @@ static void pad_image(float *xp, int64_t cs, int64_t Pp, int64_t ph, int64_t pw,
 }
 
 /* The output grid yt[F][Lout] of one example from its padded image xp,
- * or its valid positions straight into om->y where om is not NULL. */
-static void grid(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, const out_map *om)
+ * or its valid positions straight into om->y where om is not NULL.  rows:
+ * by micro_row, which reads tap kx of channel c at c Lin + kx from an
+ * aligned xp (conv_direct's layout of a one-row kernel), not at tp's
+ * offsets (the stride-2 data gradient's phases have rows of one tap too,
+ * at other offsets). */
+static void grid(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, const out_map *om, int rows)
 {
     /* position blocks outside, channel blocks inside: the block's input
      * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
@@ -464,9 +468,10 @@ static void grid(const geom *g, const taps *tp, const float *xp, const float *w,
     micro_fn *const(*table)[5] = micros;
     int64_t nvb = NV; /* vectors a block at most */
 #if defined(__AVX512F__)
-    if (nnc_conv_row_slack(g->S, g->KH) && g->KW <= ROW_TAPS && g->Lin % VL == 0 && (uintptr_t)xp % 64 == 0 &&
-        nnc_isa_conv_rows())
+    if (rows)
         table = micro_rows, nvb = ROW_NV;
+#else
+    (void)rows;
 #endif
     /* blocks of nvb vectors, or as even as can be where row blocks of
      * fewer vectors are taken */
@@ -496,6 +501,13 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
     if (nnc_conv_row_slack(g->S, g->KH))
         wk += (64 - (uintptr_t)wk % 64) % 64 / sizeof(float);
     float *xp = wk, *yt = wk + (g->S == 2 ? 4 : 1) * g->C * g->Lin;
+    /* there, its rows are whole vectors too (nnc_conv_grid rounds Lin
+     * where KH is 1), and taps c, kx are at c Lin + kx (tp below) */
+#if defined(__AVX512F__)
+    const int rows = nnc_conv_row_slack(g->S, g->KH) && g->KW <= ROW_TAPS && nnc_isa_conv_rows();
+#else
+    const int rows = 0;
+#endif
     taps tp;
     const int64_t KK = g->KH * g->KW;
     /* the tap offsets are int32: the whole padded image must fit (the
@@ -561,10 +573,10 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
         if (om) {
             om->y = yb;
             om->add = ab;
-            grid(g, &tp, xp, w, yt, om);
+            grid(g, &tp, xp, w, yt, om, rows);
             continue;
         }
-        grid(g, &tp, xp, w, yt, NULL);
+        grid(g, &tp, xp, w, yt, NULL, rows);
         if (bias) {
             /* the bias add and relu in the copy out of the grid */
             for (int64_t f = 0; f < g->F; f++)
@@ -1984,7 +1996,7 @@ void NNC_ISA_FN(nnc_conv2d_s2_bwd_data_f32)(int64_t N, const float *dy, const fl
                     for (int64_t tx = 0; tx < nx; tx++)
                         tp.off[c * KK + ty * nx + tx] =
                             (int32_t)(c * Lin + (dy0[ry] - ty + pt) * Pp + dx0[rx] - tx + pl);
-            grid(&g[ph], &tp, xp, wp + woff[ph], yp, NULL);
+            grid(&g[ph], &tp, xp, wp + woff[ph], yp, NULL, 0);
         }
         /* dx row ih = 2 i + ry: its even columns from phase (ry, 0), its odd
          * ones from (ry, 1) */

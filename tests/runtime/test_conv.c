@@ -99,6 +99,17 @@ static float *work_with_guard(int64_t n)
     return w;
 }
 
+/* the same, starting at 64 bytes (conv.c picks some kernels by the
+ * work's alignment) */
+static float *work_aligned_with_guard(int64_t n)
+{
+    const size_t bytes = (sizeof(float) * (size_t)(n + GUARD) + 63) / 64 * 64;
+    float *w = aligned_alloc(64, bytes);
+    for (int64_t i = 0; i < n + GUARD; i++)
+        w[i] = i < n ? NAN : 12345.0f;
+    return w;
+}
+
 static int guard_intact(const float *w, int64_t n)
 {
     for (int i = 0; i < GUARD; i++)
@@ -461,9 +472,21 @@ static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, i
         for (size_t i = 0; i < nx; i++)
             dx[i] = NAN;
         nwk = nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, p);
+        ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, 2, p);
+        /* with the work at 64 bytes too: its phases of one row of taps
+         * once took conv_direct's aligned kernel of one row there, which
+         * reads other offsets than theirs */
+        wk = work_aligned_with_guard(nwk);
+        nnc_conv2d_s2_bwd_data_f32(N, dy, w, dx, NULL, C, H, W, F, KH, KW, p, wk, nwk);
+        const double ea = rel_err(dx, dxr, nx);
+        CHECKF(ea < 1e-5, "stride 2 backward data (work at 64 bytes) N%d C%d %dx%d F%d k%dx%d p%d: relative error %g",
+               N, C, H, W, F, KH, KW, p, ea);
+        CHECKF(guard_intact(wk, nwk), "stride 2 backward data wrote past its work buffer");
+        free(wk);
+        for (size_t i = 0; i < nx; i++)
+            dx[i] = NAN;
         wk = work_with_guard(nwk);
         nnc_conv2d_s2_bwd_data_f32(N, dy, w, dx, NULL, C, H, W, F, KH, KW, p, wk, nwk);
-        ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, 2, p);
         const double e = rel_err(dx, dxr, nx);
         CHECKF(e < 1e-5, "stride 2 backward data N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH,
                KW, p, e);
@@ -741,6 +764,7 @@ int main(void)
     s2_case(&seed, 1, 3, 11, 12, 17, 5, 3, 1);
     s2_case(&seed, 2, 7, 13, 13, 9, 3, 3, 1);
     s2_case(&seed, 1, 3, 64, 64, 5, 3, 3, 1); /* rows of 64: whole vectors */
+    s2_case(&seed, 2, 8, 6, 27, 8, 3, 3, 1);  /* its data gradient's Lin 64: whole vectors a channel */
     s2_case(&seed, 2, 5, 7, 7, 11, 5, 5, 2);
     s2_case(&seed, 1, 9, 14, 14, 17, 3, 3, 0);
     s2_case(&seed, 1, 520, 4, 4, 3, 3, 3, 1);  /* forward: C K K > 4096 */
