@@ -306,6 +306,17 @@ static int64_t padded(int64_t m)
  * better of the two on average with Zen 4's weights, 1.1% with these;
  * gpt_t50's 800 x 80 x 80 and 240 x 200 x 80 had turned, at 204 and 167
  * GFLOP/s, where plain runs at 248 and 244. */
+/* GEMM_TURN_INTEL: on Intel's cores at AVX-512 (nnc_isa_pack_at(): an
+ * Ice Lake Xeon), where reading across rows in place is slow, the turned
+ * product reads op(B)ᵀ so where B is as it is, and lost wherever B had
+ * more than 2 panels of columns (96 x 512 x 512 NN: 73 GFLOP/s turned,
+ * 104 plain; 64 x 256 x 1024 TN 80 -> 97); where B is transposed its rows
+ * stream, and it won past GEMM_TURN_MAX (64 x 1024 x 1024 NT 82 -> 114,
+ * 24 x 1024 x 1024 57 -> 69).  Swept as above, each shape forced either
+ * way (1 thread, operands cold): on 232 shapes the pick reached 97.6% of
+ * the better of the two on average, 29 shapes under 93%; with these two
+ * rules 98.7%, 19; on 239 others (held out) 98.0%, 24 -> 99.0%, 11.  At
+ * AVX2 the same rules lost (96.9% -> 96.1%): not there. */
 #define GEMM_PACK_T 6.0
 #define GEMM_PACK_C 4.0
 #define GEMM_TURN_MAX (1 << 18)
@@ -323,7 +334,15 @@ static int turn_pays(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ld
     const int64_t mc = M < NC ? M : NC, w = panel_width(mc);
     if (ldb % 1024 == 0 && (w == VL || !tb)) /* rows 4 KB apart: one set of L1's 8 ways */
         return 0;
-    if (padded(mc) * K > (int64_t)KC * NC || N * K > GEMM_TURN_MAX)
+    int64_t most = GEMM_TURN_MAX;
+#if GEMM_VL == 16
+    if (nnc_isa_pack_at()) { /* Intel's cores: GEMM_TURN_INTEL */
+        if (!tb && N > 2 * NR)
+            return 0;
+        most = tb ? 4 * GEMM_TURN_MAX : GEMM_TURN_MAX;
+    }
+#endif
+    if (padded(mc) * K > (int64_t)KC * NC || N * K > most)
         return 0;
     const int wide = !nnc_isa_fma_narrow();
     const double fma = wide ? GEMM_FMA_WIDE : 1.0, one_vec = wide ? GEMM_ONE_VEC_WIDE : GEMM_ONE_VEC;
