@@ -458,13 +458,18 @@ static void pad_image(float *xp, int64_t cs, int64_t Pp, int64_t ph, int64_t pw,
  * aligned xp (conv_direct's layout of a one-row kernel), not at tp's
  * offsets (the stride-2 data gradient's phases have rows of one tap too,
  * at other offsets). */
+/* n split into blocks of at most `most`, as even as can be (6 by at most
+ * 4: 3 + 3, not 4 + 2): how many, and block i's size */
+static int64_t even_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }
+static int64_t even_block(int64_t n, int64_t blocks, int64_t i) { return n / blocks + (i < n % blocks); }
+
 static void grid(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, const out_map *om, int rows)
 {
     /* position blocks outside, channel blocks inside: the block's input
      * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
     /* channel blocks of at most 4, as even as can be (6 = 3 + 3: a block
      * of 2 feeds 12 FMAs with the same 6 loads as 24) */
-    const int64_t nblk = (g->F + 3) / 4, base = g->F / nblk, extra = g->F % nblk;
+    const int64_t nblk = even_blocks(g->F, 4);
     micro_fn *const(*table)[5] = micros;
     int64_t nvb = NV; /* vectors a block at most */
 #if defined(__AVX512F__)
@@ -475,13 +480,12 @@ static void grid(const geom *g, const taps *tp, const float *xp, const float *w,
 #endif
     /* blocks of nvb vectors, or as even as can be where row blocks of
      * fewer vectors are taken */
-    const int64_t nvec = g->Lout / VL, npos = (nvec + nvb - 1) / nvb, vbase = npos ? nvec / npos : 0,
-                  vextra = npos ? nvec % npos : 0;
+    const int64_t nvec = g->Lout / VL, npos = even_blocks(nvec, nvb);
     for (int64_t p = 0, f0 = 0; p < npos; p++) {
-        const int64_t nv = nvb == NV ? (nvec - p * NV < NV ? nvec - p * NV : NV) : vbase + (p < vextra);
+        const int64_t nv = nvb == NV ? (nvec - p * NV < NV ? nvec - p * NV : NV) : even_block(nvec, npos, p);
         micro_fn *const *mk = table[nv - 1];
         for (int64_t k = 0, co = 0; k < nblk; k++) {
-            const int64_t mr = base + (k < extra);
+            const int64_t mr = even_block(g->F, nblk, k);
             mk[mr](g, tp, xp, w, yt, om, co, f0);
             co += mr;
         }
@@ -1470,13 +1474,12 @@ static void wino_dw(const float *dU, float *dw, int64_t C, int64_t F, int64_t Fp
  * vectors, as even as can be */
 static void wino_products(const float *V, const float *U, float *M, int64_t C, int64_t F, int nvec)
 {
-    const int64_t nblk = (F + WMR - 1) / WMR, base = F / nblk, extra = F % nblk;
-    const int jblk = (nvec + WNV - 1) / WNV, jbase = nvec / jblk, jextra = nvec % jblk;
+    const int64_t nblk = even_blocks(F, WMR), jblk = even_blocks(nvec, WNV);
     for (int xi = 0; xi < 16; xi++)
-        for (int j = 0, j0 = 0; j < jblk; j++) {
-            const int nv = jbase + (j < jextra);
+        for (int64_t j = 0, j0 = 0; j < jblk; j++) {
+            const int64_t nv = even_block(nvec, jblk, j);
             for (int64_t k = 0, o0 = 0; k < nblk; k++) {
-                const int64_t mr = base + (k < extra);
+                const int64_t mr = even_block(F, nblk, k);
                 wino_mms[nv - 1][mr](V + xi * PLANE(C * 64) + VL * j0, U + xi * PLANE(C * F),
                                      M + xi * PLANE(F * 64) + VL * j0, C, F, o0);
                 o0 += mr;
@@ -1489,12 +1492,12 @@ static void wino_products(const float *V, const float *U, float *M, int64_t C, i
  * of up to WFMR input channels x WFNV vectors of output channels */
 static void wino_fproducts(const float *V, const float *Z, float *dU, int64_t C, int64_t Fp, int nt, int first)
 {
-    const int64_t nblk = (C + WFMR - 1) / WFMR, base = C / nblk, extra = C % nblk;
+    const int64_t nblk = even_blocks(C, WFMR);
     for (int xi = 0; xi < 16; xi++)
         for (int64_t o0 = 0; o0 < Fp; o0 += WFNV * VL) {
             const int nvo = Fp - o0 >= WFNV * VL ? WFNV : (int)((Fp - o0) / VL);
             for (int64_t k = 0, c0 = 0; k < nblk; k++) {
-                const int64_t mr = base + (k < extra);
+                const int64_t mr = even_block(C, nblk, k);
                 wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp, c0,
                                        o0, nt, first);
                 c0 += mr;
