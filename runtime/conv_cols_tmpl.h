@@ -1186,6 +1186,11 @@ static int grp_ok(const nnc_conv2d_geom *g, int pass, int64_t work_len)
     /* the short Conv1D layers that only AVX-512 gives the direct kernel */
     if (g->groups == 1 && nnc_conv1d_short(g, 0))
         return 0;
+    if (g->groups == 1 && pass == NNC_CONV_DATA) /* (conv.c's aligned rows are AVX-512's) */
+        return 0;
+#else
+    if (g->groups == 1 && pass == NNC_CONV_DATA && !nnc_isa_conv_rows())
+        return 0;
 #endif
     return need >= 0 && need <= work_len;
 }
@@ -1198,6 +1203,19 @@ static void grp_run(int pass, int64_t N, const float *in, const float *w, const 
     const int64_t G = g->groups, Cg = g->C / G, Fg = g->F / G, KH = g->KH, KW = g->KW, S = g->sh, pad = g->ph,
                   HW = g->H * g->W, P = nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g), Wg = Fg * Cg * KH * KW,
                   X = g->C * HW, Y = g->F * P, len = nnc_conv2d_gen_group_work(g, pass);
+    if (G == 1 && pass == NNC_CONV_DATA) { /* a Conv1D's at stride 1: dy by the flipped kernel */
+        const int64_t C = g->C, F = g->F, OW = nnc_conv2d_geom_ow(g), CFK = C * F * KW;
+        for (int64_t c = 0; c < C; c++) /* wf[c][f][k] = w[f][c][KW - 1 - k] */
+            for (int64_t f = 0; f < F; f++)
+                for (int64_t k = 0; k < KW; k++)
+                    work[(c * F + f) * KW + k] = w[(f * C + c) * KW + KW - 1 - k];
+        NNC_ISA_FN(nnc_conv2d_direct_hw_f32)
+        (N, in, work, out, F, 1, OW, C, 1, KW, 1, 0, KW - 1 - g->pw, NULL, 0, work + CFK, len - CFK);
+        if (add)
+            for (int64_t i = 0; i < N * X; i++)
+                out[i] += add[i];
+        return;
+    }
     if (G == 1) { /* the forward pass of a layer of ph != pw */
         NNC_ISA_FN(nnc_conv2d_direct_hw_f32)
         (N, in, w, out, g->C, g->H, g->W, g->F, KH, KW, S, g->ph, g->pw, bias, relu, work, len);

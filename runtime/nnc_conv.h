@@ -464,10 +464,17 @@ static inline int nnc_conv1d_short(const nnc_conv2d_geom *g, int wide)
  *     pass;
  *   - or no groups and a padding that differs between rows and columns
  *     (Conv1D's 1 x W images, padded along W only): the forward pass,
- *     which conv.c's direct kernel takes with ph and pw.  Their gradients
- *     keep the columns: cnn1d's direct data gradients ran as fast as the
- *     columns (faster on 64 channels of 5 taps, slower on 128 of 3), its
- *     kernel gradients 0.35 ms a step slower (docs/decisions.md).
+ *     which conv.c's direct kernel takes with ph and pw; and at stride 1
+ *     the data gradient, as the convolution of dy by the kernel flipped
+ *     along W with F and C swapped, padded by KW - 1 - pw, where conv.c
+ *     reads rows aligned (nnc_isa_conv_rows(): Intel at AVX-512; 1
+ *     thread, batch 64, an Ice Lake Xeon, columns -> direct, GFLOP/s: 64
+ *     -> 64 channels of 5 taps over 128 84 -> 123, 128 -> 128 of 3 over
+ *     64 83 -> 126, 64 -> 96 over 101 78 -> 107, 96 -> 128 over 50 81
+ *     -> 99).  Elsewhere the gradients keep the columns: on Zen 5
+ *     cnn1d's direct data gradients ran as fast as the columns (faster
+ *     on 64 channels of 5 taps, slower on 128 of 3), its kernel
+ *     gradients 0.35 ms a step slower (docs/decisions.md).
  * Returns the work of one call for `pass` (a grouped kernel gradient's
  * with one example's partial dW_k after it), or -1 where the layer or
  * pass is not such. */
@@ -475,11 +482,15 @@ static inline int64_t nnc_conv2d_gen_group_work(const nnc_conv2d_geom *g, int pa
 {
     const int64_t Cg = g->C / g->groups, Fg = g->F / g->groups, KH = g->KH, KW = g->KW, S = g->sh;
     const int grouped = g->groups >= 2 && Cg >= 2 && g->pw == g->ph,
-              ungrouped = g->groups == 1 && g->pw != g->ph && pass == NNC_CONV_FWD;
+              ungrouped = g->groups == 1 && g->pw != g->ph &&
+        (pass == NNC_CONV_FWD || (pass == NNC_CONV_DATA && S == 1 && KH == 1 && g->ph == 0));
     if (!(grouped || ungrouped) || g->sw != S || (S != 1 && S != 2) || g->dh != 1 || g->dw != 1 || KH * KW < 2 ||
         Cg * KH * KW > 4096 || g->ph >= KH || g->pw >= KW ||
         (ungrouped ? nnc_conv1d_short(g, 1) : nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g))))
         return -1;
+    if (ungrouped && pass == NNC_CONV_DATA) /* the flipped kernel, then dy's convolution by it */
+        return g->C * g->F * KW +
+            nnc_conv_direct_fwd_work(g->F, 1, nnc_conv2d_geom_ow(g), g->C, 1, KW, 1, 0, KW - 1 - g->pw);
     if (ungrouped)
         return nnc_conv_direct_fwd_work(g->C, g->H, g->W, g->F, KH, KW, S, g->ph, g->pw);
     return nnc_conv_kernel_work(pass, 1, Cg, g->H, g->W, Fg, KH, KW, S, g->ph) +
