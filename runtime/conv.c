@@ -452,17 +452,17 @@ static void pad_image(float *xp, int64_t cs, int64_t Pp, int64_t ph, int64_t pw,
             copy(xp + c * cs + (i + ph) * Pp + pw, x + (c * H + i) * W, W);
 }
 
+/* n split into blocks of at most `most`, as even as can be (6 by at most
+ * 4: 3 + 3, not 4 + 2): how many, and block i's size */
+static int64_t even_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }
+static int64_t even_block(int64_t n, int64_t blocks, int64_t i) { return n / blocks + (i < n % blocks); }
+
 /* The output grid yt[F][Lout] of one example from its padded image xp,
  * or its valid positions straight into om->y where om is not NULL.  rows:
  * by micro_row, which reads tap kx of channel c at c Lin + kx from an
  * aligned xp (conv_direct's layout of a one-row kernel), not at tp's
  * offsets (the stride-2 data gradient's phases have rows of one tap too,
  * at other offsets). */
-/* n split into blocks of at most `most`, as even as can be (6 by at most
- * 4: 3 + 3, not 4 + 2): how many, and block i's size */
-static int64_t even_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }
-static int64_t even_block(int64_t n, int64_t blocks, int64_t i) { return n / blocks + (i < n % blocks); }
-
 static void grid(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, const out_map *om, int rows)
 {
     /* position blocks outside, channel blocks inside: the block's input
