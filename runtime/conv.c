@@ -1911,26 +1911,18 @@ void NNC_ISA_FN(nnc_conv2d_direct_hw_f32)(int64_t N, const float *x, const float
     conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
 }
 
-/* dx = dy padded by K - 1 - p, correlated with w flipped in both spatial
- * dims and with F and C swapped: wt[c][f][KH-1-ky][KW-1-kx] = w[f][c][ky][kx]. */
-void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)(int64_t N, const float *dy, const float *w, float *dx, const float *add,
-                                            int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
-                                            int64_t pad, float *work, int64_t work_len)
+/* dx = dy padded by KH - 1 - ph rows and KW - 1 - pw columns, correlated
+ * with w flipped in both spatial dims and with F and C swapped:
+ * wt[c][f][KH-1-ky][KW-1-kx] = w[f][c][ky][kx]; plus add.  The direct
+ * kernel alone: nnc_conv2d_s1_bwd_data_f32 below at (pad, pad), and the
+ * general convolution (conv_cols_tmpl.h) at a Conv1D's (0, pad). */
+void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_hw_f32)(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                               int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                               int64_t ph, int64_t pw, float *work, int64_t work_len)
 {
-    int64_t OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
-    geom g = make_geom(F, OH, OW, C, KH, KW, KH - 1 - pad, KW - 1 - pad);
-    check_work("nnc_conv2d_s1_bwd_data_f32", work_len, nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad));
-    if (!NNC_ISA_FN(nnc_conv_direct_ok)()) {
-        NNC_ISA_FN(nnc_conv2d_cols_bwd_data_f32)(N, dy, w, dx, add, C, H, W, F, KH, KW, 1, pad, work, work_len);
-        return;
-    }
-#if defined(__AVX512F__) || CONV_AVX2
-    if (wino_here(NNC_CONV_DATA, F, H, W, C, KH, KW, pad)) { /* dy at padding 2 - pad gives dx */
-        wino_kernel(w, F, C, 1, C, work);
-        if (!wino_call(N, dy, dx, F, OH, OW, 2 - pad, C, C, NULL, 0, add, work))
-            return;
-    }
-#endif
+    const int64_t OH = H + 2 * ph - KH + 1, OW = W + 2 * pw - KW + 1;
+    const geom g = make_geom(F, OH, OW, C, KH, KW, KH - 1 - ph, KW - 1 - pw);
+    check_work("nnc_conv2d_s1_bwd_data_hw_f32", work_len, nnc_conv2d_s1_bwd_data_hw_work(C, H, W, F, KH, KW, ph, pw));
     float *wt = work;
     for (int64_t f = 0; f < F; f++)
         for (int64_t c = 0; c < C; c++)
@@ -1938,6 +1930,29 @@ void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)(int64_t N, const float *dy, const fl
                 for (int64_t kx = 0; kx < KW; kx++)
                     wt[((c * F + f) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = w[((f * C + c) * KH + ky) * KW + kx];
     conv_direct(&g, N, dy, wt, NULL, 0, dx, add, work + F * C * KH * KW);
+}
+
+/* The stride-1 data gradient: Winograd's where it pays, else the direct
+ * kernel's (above), else the columns' where the build has no direct
+ * kernel. */
+void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                            int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                            int64_t pad, float *work, int64_t work_len)
+{
+    check_work("nnc_conv2d_s1_bwd_data_f32", work_len, nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad));
+    if (!NNC_ISA_FN(nnc_conv_direct_ok)()) {
+        NNC_ISA_FN(nnc_conv2d_cols_bwd_data_f32)(N, dy, w, dx, add, C, H, W, F, KH, KW, 1, pad, work, work_len);
+        return;
+    }
+#if defined(__AVX512F__) || CONV_AVX2
+    if (wino_here(NNC_CONV_DATA, F, H, W, C, KH, KW, pad)) { /* dy at padding 2 - pad gives dx */
+        const int64_t OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
+        wino_kernel(w, F, C, 1, C, work);
+        if (!wino_call(N, dy, dx, F, OH, OW, 2 - pad, C, C, NULL, 0, add, work))
+            return;
+    }
+#endif
+    NNC_ISA_FN(nnc_conv2d_s1_bwd_data_hw_f32)(N, dy, w, dx, add, C, H, W, F, KH, KW, pad, pad, work, work_len);
 }
 
 /* The stride-2 data gradient by dx's 4 phases (nnc_conv.h): phase (ry,

@@ -1174,8 +1174,12 @@ static void dw_filter_vec(const nnc_conv2d_geom *g, const dw_plan *pl, int64_t O
  * and 128 channels at 205-232 GFLOP/s (1 thread, Zen 5, batch 64), the
  * direct kernel at 241-252: 0.4 ms of a 17 ms step (the 9-channel first
  * layer: 213 and 209).  At AVX-512 a Conv1D of 16 to 63 outputs takes it
- * too, where the columns had grouped examples (nnc_conv1d_short).  Its
- * gradients keep the columns (nnc_conv2d_gen_group_work). */
+ * too, where the columns had grouped examples (nnc_conv1d_short).  On
+ * Intel's AVX-512 (nnc_isa_conv_rows) its stride-1 data gradient goes to
+ * conv.c's direct one (nnc_conv2d_s1_bwd_data_hw_f32), whose aligned rows
+ * ran cnn1d's layers at 99-126 GFLOP/s, the columns at 78-84 (1 thread,
+ * Ice Lake, batch 64).  Its kernel gradient keeps the columns
+ * (nnc_conv2d_gen_group_work). */
 
 /* whether pass (NNC_CONV_*) of layer g goes by groups (nnc_conv.h sized
  * the work for it) */
@@ -1204,16 +1208,8 @@ static void grp_run(int pass, int64_t N, const float *in, const float *w, const 
                   HW = g->H * g->W, P = nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g), Wg = Fg * Cg * KH * KW,
                   X = g->C * HW, Y = g->F * P, len = nnc_conv2d_gen_group_work(g, pass);
     if (G == 1 && pass == NNC_CONV_DATA) { /* a Conv1D's at stride 1: dy by the flipped kernel */
-        const int64_t C = g->C, F = g->F, OW = nnc_conv2d_geom_ow(g), CFK = C * F * KW;
-        for (int64_t c = 0; c < C; c++) /* wf[c][f][k] = w[f][c][KW - 1 - k] */
-            for (int64_t f = 0; f < F; f++)
-                for (int64_t k = 0; k < KW; k++)
-                    work[(c * F + f) * KW + k] = w[(f * C + c) * KW + KW - 1 - k];
-        NNC_ISA_FN(nnc_conv2d_direct_hw_f32)
-        (N, in, work, out, F, 1, OW, C, 1, KW, 1, 0, KW - 1 - g->pw, NULL, 0, work + CFK, len - CFK);
-        if (add)
-            for (int64_t i = 0; i < N * X; i++)
-                out[i] += add[i];
+        NNC_ISA_FN(nnc_conv2d_s1_bwd_data_hw_f32)
+        (N, in, w, out, add, g->C, g->H, g->W, g->F, KH, KW, g->ph, g->pw, work, len);
         return;
     }
     if (G == 1) { /* the forward pass of a layer of ph != pw */

@@ -231,15 +231,21 @@ static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_
     return nnc_conv_max(nnc_conv_max(d, wi), nnc_conv2d_cols_work(C, H, W, F, KH, KW, 1, pad));
 }
 
-/* for nnc_conv2d_s1_bwd_data_f32: the flipped kernel, dy padded by
- * K - 1 - pad, the grid of dx (or Winograd's, dy's F channels in; or the
- * columns') */
+/* for nnc_conv2d_s1_bwd_data_hw_f32: the flipped kernel, then the direct
+ * kernel's for dy padded by KH - 1 - ph rows and KW - 1 - pw columns */
+static inline int64_t nnc_conv2d_s1_bwd_data_hw_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                                     int64_t ph, int64_t pw)
+{
+    return F * C * KH * KW +
+        nnc_conv_direct_fwd_work(F, H + 2 * ph - KH + 1, W + 2 * pw - KW + 1, C, KH, KW, 1, KH - 1 - ph, KW - 1 - pw);
+}
+
+/* for nnc_conv2d_s1_bwd_data_f32: the direct kernel's (above), or
+ * Winograd's (dy's F channels in), or the columns' */
 static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                                   int64_t pad)
 {
-    int64_t Lin, Lout, Pp;
-    nnc_conv_grid(H + 2 * pad - KH + 1, W + 2 * pad - KW + 1, KH, KW, KH - 1 - pad, KW - 1 - pad, &Lin, &Lout, &Pp);
-    const int64_t d = F * C * KH * KW + F * Lin + C * Lout + nnc_conv_row_slack(1, KH);
+    const int64_t d = nnc_conv2d_s1_bwd_data_hw_work(C, H, W, F, KH, KW, pad, pad);
     const int64_t wi = nnc_conv_wino(F, H, W, C, KH, KW, pad) ? nnc_conv_wino_work(F, C) : 0;
     return nnc_conv_max(nnc_conv_max(d, wi), nnc_conv2d_cols_work(C, H, W, F, KH, KW, 1, pad));
 }
@@ -489,8 +495,7 @@ static inline int64_t nnc_conv2d_gen_group_work(const nnc_conv2d_geom *g, int pa
         (ungrouped ? nnc_conv1d_short(g, 1) : nnc_conv_small_grid(nnc_conv2d_geom_oh(g), nnc_conv2d_geom_ow(g))))
         return -1;
     if (ungrouped && pass == NNC_CONV_DATA) /* the flipped kernel, then dy's convolution by it */
-        return g->C * g->F * KW +
-            nnc_conv_direct_fwd_work(g->F, 1, nnc_conv2d_geom_ow(g), g->C, 1, KW, 1, 0, KW - 1 - g->pw);
+        return nnc_conv2d_s1_bwd_data_hw_work(g->C, g->H, g->W, g->F, KH, KW, g->ph, g->pw);
     if (ungrouped)
         return nnc_conv_direct_fwd_work(g->C, g->H, g->W, g->F, KH, KW, S, g->ph, g->pw);
     return nnc_conv_kernel_work(pass, 1, Cg, g->H, g->W, Fg, KH, KW, S, g->ph) +

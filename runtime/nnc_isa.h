@@ -68,6 +68,13 @@ void NNC_ISA_FN(nnc_conv2d_direct_hw_f32)(int64_t N, const float *x, const float
                                           int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t ph,
                                           int64_t pw, const float *bias, int relu, float *work, int64_t work_len);
 
+/* conv.c's stride-1 data gradient by the direct kernel alone, for a
+ * padding of ph rows and pw columns (plus add): what the general
+ * convolution calls for a Conv1D's, in the AVX-512 build */
+void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_hw_f32)(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                               int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                               int64_t ph, int64_t pw, float *work, int64_t work_len);
+
 /* Aborts with a message naming `what` when a kernel's work buffer holds
  * fewer than `need` elements of `elem` bytes: the compiler sized it from
  * nnc_conv.h, so that is a bug in nnc (conv.c, conv_cols.c). */
