@@ -4,6 +4,7 @@
 #   bench/run.sh [--threads "1 N"] [--rounds R] [--min-time S] [--models "a b"]
 #                [--no-native] [--cflags "FLAGS"] [--build-dir DIR]
 #                [--results FILE] [--quick] [--isa avx2|generic] [--blas-env]
+#                [--no-torch]
 #
 # Installs nnc (CMake's default build type, no -march) into a prefix under the build dir
 # and builds every bench/<model>.nn as a user does: nnc, then
@@ -21,6 +22,8 @@
 # unset, so that OpenBLAS picks its kernels by the CPU; --blas-env keeps
 # the caller's (OPENBLAS_CORETYPE=Haswell with --isa avx2: PyTorch's GEMMs
 # at AVX2 too, as on a CPU without AVX-512), and results.md says so.
+# --no-torch times nnc's builds alone: with the native build, the
+# portable/native comparison in a third of the time.
 # See bench/README.md.
 set -euo pipefail
 
@@ -37,12 +40,13 @@ models="digits_mlp mlp_big gpt_mini lenet5 resnet_small resnet18 gpt_h6 vgg_smal
 # the flags README.md recommends for generated code; the native build adds -march=native
 cflags="-O3 -fno-math-errno -fno-trapping-math"
 native=1
+torch=1
 build="$here/build"
 results="$here/results.md"
 python=/usr/bin/python3
 
 usage() {
-    sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
     exit "${1:-1}"
 }
 while [ $# -gt 0 ]; do
@@ -57,6 +61,7 @@ while [ $# -gt 0 ]; do
     --results) results=$2; shift 2 ;;
     --isa) isa=$2; shift 2 ;;
     --blas-env) blas_env=1; shift ;;
+    --no-torch) torch=0; shift ;;
     --quick) rounds=1; min_time=0.5; min_iters=10; warmup=5; shift ;;
     -h | --help) usage 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; usage ;;
@@ -135,6 +140,7 @@ torch_wait=${OMP_WAIT_POLICY:-PASSIVE}
 [ "${blas_env:-0}" = 1 ] || unset OPENBLAS_CORETYPE 2>/dev/null || true
 # torch_modes T: "torch threads x BLAS threads" combinations tried at T threads
 torch_modes() {
+    if [ "$torch" = 0 ]; then return; fi
     if [ "$1" = 1 ]; then echo "1x1"; else echo "${1}x1 1x${1} ${1}x${1}"; fi
 }
 # the FMA peak at 1 core, every core and each thread count asked for
