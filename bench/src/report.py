@@ -295,7 +295,10 @@ def main():
     isa_line = "; ".join(f"{b}: nnc_isa() {isa[b][0]}, generated C compiled for {isa[b][1]} "
                          f"(`{meta.get('cflags_' + b, '?')}`), runtime at "
                          f"{meta.get('runtime_' + b, 'CMake default build type')}" for b in builds if b in isa)
-    isa_line += f"; PyTorch: {meta.get('torch_isa', 'unlimited')}"
+    # run.sh --no-torch: nnc's builds only
+    has_torch = any(c.startswith("torch-") for (_, c, _) in results)
+    isa_line += (f"; PyTorch: {meta.get('torch_isa', 'unlimited')}" if has_torch
+                 else "; PyTorch: not run (--no-torch)")
 
     def peaks_line():
         out = []
@@ -331,9 +334,10 @@ def main():
     phase_table = markdown(phase_header, phase_rows)
     rss_table = markdown(rss_header, rss_rows)
     threads_note = (f"nnc at N threads: OMP_NUM_THREADS=N, its own OpenMP threads for its kernels, "
-                    f"GEMMs (split by nnc into blocks of its own one-thread GEMM) and loops; "
-                    f"PyTorch at N > 1 threads runs in its fastest of (torch N, BLAS 1), "
-                    f"(torch 1, BLAS N), (torch N, BLAS N) per model (shown as torchxBLAS)")
+                    f"GEMMs (split by nnc into blocks of its own one-thread GEMM) and loops"
+                    + ("; PyTorch at N > 1 threads runs in its fastest of (torch N, BLAS 1), "
+                       "(torch 1, BLAS N), (torch N, BLAS N) per model (shown as torchxBLAS)"
+                       if has_torch else ""))
 
     print()
     print(f"threads {' '.join(map(str, threads))} ({cores} cores), {meta.get('rounds')} round(s), "
